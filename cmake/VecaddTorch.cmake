@@ -1,0 +1,58 @@
+# Finds the torch that the build's Python imports, without letting torch's CMake config
+# decide vecadd's CUDA architectures or flags.
+
+# What the Python interpreter's torch is: sets VECADD_TORCH_VERSION, VECADD_TORCH_CUDA
+# (its CUDA version, empty for a CPU-only build) and VECADD_TORCH_CMAKE_PREFIX.
+function(vecadd_query_torch python)
+  execute_process(
+    COMMAND "${python}" -c
+      "import sys, torch; sys.stdout.write('|'.join([torch.__version__, torch.version.cuda or '', torch.utils.cmake_prefix_path]))"
+    OUTPUT_VARIABLE _answer
+    ERROR_VARIABLE _error
+    RESULT_VARIABLE _status)
+  if(NOT _status EQUAL 0)
+    message(FATAL_ERROR
+      "vecadd: '${python}' cannot import torch, which the Python module is built against. "
+      "Install torch first (pip install torch), then build without build isolation "
+      "(pip install --no-build-isolation .).\n${_error}")
+  endif()
+  string(REPLACE "|" ";" _fields "${_answer}")
+  list(GET _fields 0 _version)
+  list(GET _fields 1 _cuda)
+  list(GET _fields 2 _prefix)
+  set(VECADD_TORCH_VERSION "${_version}" PARENT_SCOPE)
+  set(VECADD_TORCH_CUDA "${_cuda}" PARENT_SCOPE)
+  set(VECADD_TORCH_CMAKE_PREFIX "${_prefix}" PARENT_SCOPE)
+endfunction()
+
+# find_package(Torch) appends its own -gencode flags to CMAKE_CUDA_FLAGS and resets
+# CMAKE_CUDA_ARCHITECTURES; both are put back, so that VECADD_CUDA_ARCHITECTURES rules.
+macro(vecadd_find_torch)
+  list(APPEND CMAKE_PREFIX_PATH "${VECADD_TORCH_CMAKE_PREFIX}")
+  set(_vecadd_saved_cuda_flags "${CMAKE_CUDA_FLAGS}")
+  set(_vecadd_saved_cuda_architectures "${CMAKE_CUDA_ARCHITECTURES}")
+  set(_vecadd_saved_env_arch_list "$ENV{TORCH_CUDA_ARCH_LIST}")
+  if(VECADD_WITH_CUDA)
+    # torch's legacy CUDA lookup guesses the toolkit from nvcc's PATH entry; tell it.
+    if(NOT DEFINED CUDA_TOOLKIT_ROOT_DIR)
+      get_filename_component(CUDA_TOOLKIT_ROOT_DIR "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+    endif()
+    # torch otherwise probes the GPU (or falls back to archs nvcc may reject) for flags
+    # that are dropped below anyway.
+    set(ENV{TORCH_CUDA_ARCH_LIST} "9.0")
+  endif()
+  find_package(Torch REQUIRED CONFIG)
+  set(ENV{TORCH_CUDA_ARCH_LIST} "${_vecadd_saved_env_arch_list}")
+  set(CMAKE_CUDA_FLAGS "${_vecadd_saved_cuda_flags}")
+  set(CMAKE_CUDA_ARCHITECTURES "${_vecadd_saved_cuda_architectures}")
+  if(VECADD_WITH_CUDA)
+    message(STATUS "vecadd: torch's CUDA architecture flags are discarded; "
+                   "vecadd compiles for ${VECADD_CUDA_ARCHITECTURES}")
+  endif()
+  find_library(VECADD_TORCH_PYTHON_LIBRARY torch_python
+    PATHS "${TORCH_INSTALL_PREFIX}/lib" NO_DEFAULT_PATH REQUIRED)
+  get_target_property(VECADD_TORCH_CXX_STANDARD torch CXX_STANDARD)
+  if(NOT VECADD_TORCH_CXX_STANDARD)
+    set(VECADD_TORCH_CXX_STANDARD 17)
+  endif()
+endmacro()

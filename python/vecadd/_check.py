@@ -1,0 +1,75 @@
+"""A self-test against torch.add on every device present (``python -m vecadd check``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from ._ops import add
+
+DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32, torch.int64)
+
+
+@dataclass
+class CheckResult:
+    device: str
+    case: str
+    passed: bool
+    detail: str = ""
+
+
+def available_devices() -> list[torch.device]:
+    devices = [torch.device("cpu")]
+    if torch.cuda.is_available():
+        devices += [torch.device("cuda", index) for index in range(torch.cuda.device_count())]
+    return devices
+
+
+def random_tensor(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device,
+                  generator: torch.Generator) -> torch.Tensor:
+    if dtype.is_floating_point:
+        values = torch.randn(shape, generator=generator, dtype=torch.float64)
+    else:
+        values = torch.randint(-1000, 1000, shape, generator=generator, dtype=torch.int64)
+    return values.to(device=device, dtype=dtype)
+
+
+def _case(device: torch.device, name: str, run: Callable[[], None]) -> CheckResult:
+    try:
+        run()
+    except Exception as error:  # a self-test reports every failure instead of stopping
+        return CheckResult(str(device), name, False, f"{type(error).__name__}: {error}")
+    return CheckResult(str(device), name, True)
+
+
+def check_device(device: torch.device, seed: int = 0) -> list[CheckResult]:
+    generator = torch.Generator().manual_seed(seed)
+    results = []
+    for dtype in DTYPES:
+        def same_as_torch(dtype: torch.dtype = dtype) -> None:
+            x = random_tensor((1000, 33), dtype, device, generator)
+            y = random_tensor((33,), dtype, device, generator)
+            # alpha = 1 is bit-exact; otherwise torch may fuse the multiply-add (one rounding).
+            torch.testing.assert_close(add(x, y), torch.add(x, y), rtol=0, atol=0)
+            torch.testing.assert_close(add(x, y, alpha=3), torch.add(x, y, alpha=3))
+            view = x[:, 1:]
+            torch.testing.assert_close(add(view, view), torch.add(view, view), rtol=0, atol=0)
+
+        results.append(_case(device, f"add {str(dtype).removeprefix('torch.')}", same_as_torch))
+
+    def gradients() -> None:
+        x = random_tensor((8, 5), torch.float64, device, generator).requires_grad_()
+        y = random_tensor((5,), torch.float64, device, generator).requires_grad_()
+        add(x, y, alpha=2.5).sum().backward()
+        assert x.grad is not None and y.grad is not None
+        torch.testing.assert_close(x.grad, torch.ones_like(x))
+        torch.testing.assert_close(y.grad, torch.full_like(y, 8 * 2.5))
+
+    results.append(_case(device, "autograd", gradients))
+    return results
+
+
+def run_checks() -> list[CheckResult]:
+    return [result for device in available_devices() for result in check_device(device)]

@@ -1,0 +1,105 @@
+// vecadd: z = x + alpha * y over plain device or host arrays, with no PyTorch in sight.
+//
+// This header is the whole public C++ interface of the kernel library (CMake target
+// vecadd::vecadd). It can be used from plain C++ (CPU entry points) and, when the
+// library was built with CUDA (VECADD_WITH_CUDA == 1), from CUDA code as well.
+#pragma once
+
+#include <cstdint>
+
+#include "vecadd/config.h"
+
+#if VECADD_WITH_CUDA
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace vecadd {
+
+#if VECADD_WITH_CUDA
+using float16 = __half;
+using bfloat16 = __nv_bfloat16;
+#else
+// Storage-only 16-bit floats with the IEEE binary16 / bfloat16 bit layouts, so that a
+// CPU-only build needs no CUDA headers; arithmetic converts to float and rounds once.
+struct float16 {
+  std::uint16_t bits;
+};
+struct bfloat16 {
+  std::uint16_t bits;
+};
+#endif
+
+// Most dimensions a strided call accepts after adjacent dimensions are merged.
+inline constexpr int kMaxDims = 8;
+
+// Shape and element strides (not bytes) of a broadcast, possibly non-contiguous call.
+// Dimension 0 is the outermost; a stride of 0 repeats an element along that dimension.
+struct StridedLayout {
+  int ndim = 0;
+  std::int64_t sizes[kMaxDims] = {};
+  std::int64_t x_strides[kMaxDims] = {};
+  std::int64_t y_strides[kMaxDims] = {};
+  std::int64_t z_strides[kMaxDims] = {};
+};
+
+// Number of elements a layout covers (1 for ndim == 0, like a 0-dim tensor).
+inline std::int64_t element_count(const StridedLayout& layout) {
+  std::int64_t count = 1;
+  for (int d = 0; d < layout.ndim; ++d) {
+    count *= layout.sizes[d];
+  }
+  return count;
+}
+
+// z[i] = x[i] + alpha * y[i] for i in [0, n). z may be x or y itself (in-place), but must
+// not partly overlap either. Half types compute in float and round once; integer types
+// wrap around on overflow.
+template <class T>
+void add_cpu(const T* x, const T* y, T* z, std::int64_t n, T alpha);
+
+// The same over a strided layout; z must not overlap x or y unless it is the same view.
+template <class T>
+void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, T alpha);
+
+#if VECADD_WITH_CUDA
+// Device pointers; enqueued on `stream`. Returns the launch status (cudaSuccess, or
+// e.g. cudaErrorNoKernelImageForDevice when this build holds no code for the GPU).
+// Execution errors surface later, on the stream, as with any CUDA launch.
+template <class T>
+cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha,
+                     cudaStream_t stream);
+
+template <class T>
+cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& layout,
+                             T alpha, cudaStream_t stream);
+#endif
+
+// The six element types every entry point is instantiated for.
+#define VECADD_FOR_EACH_ELEMENT_TYPE(MACRO) \
+  MACRO(::vecadd::float16)                  \
+  MACRO(::vecadd::bfloat16)                 \
+  MACRO(float)                              \
+  MACRO(double)                             \
+  MACRO(std::int32_t)                       \
+  MACRO(std::int64_t)
+
+#define VECADD_DECLARE_CPU(T)                                                        \
+  extern template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T);          \
+  extern template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, \
+                                          T);
+VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_DECLARE_CPU)
+#undef VECADD_DECLARE_CPU
+
+#if VECADD_WITH_CUDA
+#define VECADD_DECLARE_CUDA(T)                                                            \
+  extern template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, T,        \
+                                          cudaStream_t);                                  \
+  extern template cudaError_t add_strided_cuda<T>(const T*, const T*, T*,                 \
+                                                  const StridedLayout&, T, cudaStream_t);
+VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_DECLARE_CUDA)
+#undef VECADD_DECLARE_CUDA
+#endif
+
+}  // namespace vecadd

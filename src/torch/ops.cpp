@@ -1,0 +1,543 @@
+// The torch binding: the one place where tensors become pointers. Checks the inputs,
+// picks the element type once, and hands raw arrays to the kernel library.
+#include "ops.h"
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/SymInt.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "vecadd/vecadd.h"
+
+#if VECADD_WITH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace vecadd::torch_binding {
+namespace {
+
+constexpr const char* kOp = "vecadd.add()";
+constexpr std::int64_t kCpuGrainSize = 32768;
+
+// ---------------------------------------------------------------- names in messages
+
+std::string dtype_name(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kHalf: return "torch.float16";
+    case at::kBFloat16: return "torch.bfloat16";
+    case at::kFloat: return "torch.float32";
+    case at::kDouble: return "torch.float64";
+    case at::kInt: return "torch.int32";
+    case at::kLong: return "torch.int64";
+    case at::kBool: return "torch.bool";
+    case at::kByte: return "torch.uint8";
+    case at::kChar: return "torch.int8";
+    case at::kShort: return "torch.int16";
+    case at::kComplexFloat: return "torch.complex64";
+    case at::kComplexDouble: return "torch.complex128";
+    default: return std::string("torch.") + c10::toString(dtype);
+  }
+}
+
+constexpr const char* kSupportedDtypes =
+    "torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32 or torch.int64";
+
+std::string scalar_text(const c10::Scalar& value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+// ---------------------------------------------------------------- one dtype dispatch
+
+template <class T>
+struct ElementTag {
+  using type = T;
+};
+
+// Calls fn(ElementTag<T>{}) with T the kernel library's type for `dtype`.
+template <class Fn>
+decltype(auto) dispatch_element_type(at::ScalarType dtype, Fn&& fn) {
+  switch (dtype) {
+    case at::kHalf: return fn(ElementTag<vecadd::float16>{});
+    case at::kBFloat16: return fn(ElementTag<vecadd::bfloat16>{});
+    case at::kFloat: return fn(ElementTag<float>{});
+    case at::kDouble: return fn(ElementTag<double>{});
+    case at::kInt: return fn(ElementTag<std::int32_t>{});
+    case at::kLong: return fn(ElementTag<std::int64_t>{});
+    default:
+      TORCH_CHECK_TYPE(false, kOp, ": dtype ", dtype_name(dtype), " is not supported; expected ",
+                       kSupportedDtypes);
+  }
+}
+
+bool is_supported_dtype(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kFloat:
+    case at::kDouble:
+    case at::kInt:
+    case at::kLong: return true;
+    default: return false;
+  }
+}
+
+// alpha converted to the element type; the 16-bit types go through torch's own rounding.
+template <class T>
+T alpha_as(const c10::Scalar& alpha) {
+  if constexpr (std::is_same_v<T, vecadd::float16> || std::is_same_v<T, vecadd::bfloat16>) {
+    using TorchHalf = std::conditional_t<std::is_same_v<T, vecadd::float16>, at::Half, at::BFloat16>;
+    const TorchHalf rounded(alpha.to<float>());
+    T value;
+    static_assert(sizeof value == sizeof rounded);
+    std::memcpy(&value, &rounded, sizeof value);
+    return value;
+  } else {
+    return alpha.to<T>();
+  }
+}
+
+// ---------------------------------------------------------------- checks
+
+template <class Int>
+c10::ArrayRef<Int> sizes_of(const at::Tensor& t) {
+  if constexpr (std::is_same_v<Int, c10::SymInt>) {
+    return t.sym_sizes();
+  } else {
+    return t.sizes();
+  }
+}
+
+void check_inputs(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha) {
+  TORCH_CHECK_TYPE(x.defined(), kOp, ": argument 'x' is an undefined tensor; expected a tensor");
+  TORCH_CHECK_TYPE(y.defined(), kOp, ": argument 'y' is an undefined tensor; expected a tensor");
+  TORCH_CHECK_TYPE(is_supported_dtype(x.scalar_type()), kOp, ": argument 'x' has dtype ",
+                   dtype_name(x.scalar_type()), ", which vecadd does not support; expected ",
+                   kSupportedDtypes);
+  TORCH_CHECK_TYPE(is_supported_dtype(y.scalar_type()), kOp, ": argument 'y' has dtype ",
+                   dtype_name(y.scalar_type()), ", which vecadd does not support; expected ",
+                   kSupportedDtypes);
+  TORCH_CHECK_TYPE(x.scalar_type() == y.scalar_type(), kOp, ": x has dtype ",
+                   dtype_name(x.scalar_type()), " but y has dtype ", dtype_name(y.scalar_type()),
+                   "; expected the same dtype (vecadd does not promote types: convert one, "
+                   "e.g. y.to(x.dtype))");
+  TORCH_CHECK(x.device() == y.device(), kOp, ": x is on ", x.device(), " but y is on ",
+              y.device(), "; expected both on the same device (move one, e.g. y.to(x.device))");
+  TORCH_CHECK_TYPE(!alpha.isComplex(), kOp, ": argument 'alpha' is the complex number ",
+                   scalar_text(alpha), "; expected a real number");
+  if (at::isIntegralType(x.scalar_type(), /*includeBool=*/false) && alpha.isFloatingPoint()) {
+    const double value = alpha.toDouble();
+    TORCH_CHECK_TYPE(std::isfinite(value) && value == std::trunc(value), kOp,
+                     ": argument 'alpha' is ", scalar_text(alpha), " but x and y have dtype ",
+                     dtype_name(x.scalar_type()), "; expected an integral alpha for integer tensors");
+  }
+}
+
+// Broadcast shape of x and y under torch's rules, with an error that names both.
+template <class Int>
+std::vector<Int> broadcast_shape(const at::Tensor& x, const at::Tensor& y) {
+  const c10::ArrayRef<Int> x_sizes = sizes_of<Int>(x);
+  const c10::ArrayRef<Int> y_sizes = sizes_of<Int>(y);
+  const std::size_t ndim = std::max(x_sizes.size(), y_sizes.size());
+  std::vector<Int> shape(ndim, Int(1));
+  for (std::size_t i = 0; i < ndim; ++i) {
+    const std::size_t d = ndim - 1 - i;
+    const Int x_size = i < x_sizes.size() ? x_sizes[x_sizes.size() - 1 - i] : Int(1);
+    const Int y_size = i < y_sizes.size() ? y_sizes[y_sizes.size() - 1 - i] : Int(1);
+    if (x_size == y_size || y_size == 1) {
+      shape[d] = x_size;
+    } else if (x_size == 1) {
+      shape[d] = y_size;
+    } else {
+      TORCH_CHECK_VALUE(false, kOp, ": x of shape ", x_sizes, " and y of shape ", y_sizes,
+                        " cannot be broadcast together (dimension ", d, " of the result: ",
+                        x_size, " vs ", y_size,
+                        "); expected sizes that are equal or 1 in each trailing dimension");
+    }
+  }
+  return shape;
+}
+
+template <class Int>
+void check_out(const at::Tensor& out, const at::Tensor& x, const std::vector<Int>& shape) {
+  TORCH_CHECK_TYPE(out.defined(), kOp, ": argument 'out' is an undefined tensor; expected a tensor");
+  TORCH_CHECK_TYPE(out.scalar_type() == x.scalar_type(), kOp, ": out has dtype ",
+                   dtype_name(out.scalar_type()), "; expected ", dtype_name(x.scalar_type()),
+                   ", the dtype of x and y");
+  TORCH_CHECK(out.device() == x.device(), kOp, ": out is on ", out.device(),
+              "; expected ", x.device(), ", the device of x and y");
+  TORCH_CHECK_VALUE(sizes_of<Int>(out) == c10::ArrayRef<Int>(shape), kOp, ": out has shape ",
+                    sizes_of<Int>(out), "; expected ", c10::ArrayRef<Int>(shape),
+                    ", the broadcast shape of x and y (vecadd does not resize out)");
+}
+
+// Byte ranges [first, last) two tensors' elements span.
+bool memory_ranges_intersect(const at::Tensor& a, const at::Tensor& b) {
+  if (!a.has_storage() || !b.has_storage() || !a.storage().is_alias_of(b.storage())) {
+    return false;
+  }
+  auto span = [](const at::Tensor& t) {
+    std::int64_t reach = 0;
+    for (std::int64_t d = 0; d < t.dim(); ++d) {
+      reach += (t.size(d) - 1) * t.stride(d);
+    }
+    const auto* first = static_cast<const char*>(t.data_ptr());
+    return std::pair{first, first + (reach + 1) * t.element_size()};
+  };
+  const auto [a_first, a_last] = span(a);
+  const auto [b_first, b_last] = span(b);
+  return a_first < b_last && b_first < a_last;
+}
+
+void check_out_memory(const at::Tensor& out, const at::Tensor& input, const char* name) {
+  if (out.numel() == 0 || input.numel() == 0) {
+    return;
+  }
+  const at::MemOverlapStatus status = at::get_overlap_status(out, input);
+  if (status == at::MemOverlapStatus::Full || status == at::MemOverlapStatus::No) {
+    return;  // the very same view (in-place) is safe: each element is read before written
+  }
+  TORCH_CHECK(status != at::MemOverlapStatus::Partial && !memory_ranges_intersect(out, input),
+              kOp, ": out partly overlaps the memory of '", name,
+              "'; expected out to be either that very tensor (in-place) or separate memory "
+              "(clone one of them first)");
+}
+
+void check_out_aliasing(const at::Tensor& out, const at::Tensor& x, const at::Tensor& y) {
+  TORCH_CHECK(at::has_internal_overlap(out) != at::MemOverlap::Yes, kOp,
+              ": out has elements that share memory (e.g. an expanded tensor); expected every "
+              "element of out to have its own memory");
+  check_out_memory(out, x, "x");
+  check_out_memory(out, y, "y");
+}
+
+// ---------------------------------------------------------------- layouts
+
+// Element strides of `t` seen through the broadcast `shape` (0 where it repeats).
+std::vector<std::int64_t> broadcast_strides(const at::Tensor& t, c10::IntArrayRef shape) {
+  std::vector<std::int64_t> strides(shape.size(), 0);
+  const std::int64_t offset = static_cast<std::int64_t>(shape.size()) - t.dim();
+  for (std::int64_t d = 0; d < t.dim(); ++d) {
+    strides[offset + d] = t.size(d) == 1 ? 0 : t.stride(d);
+  }
+  return strides;
+}
+
+// Shape and strides of the call with size-1 dimensions dropped and adjacent dimensions
+// merged wherever all three tensors allow; false if more than kMaxDims remain.
+bool make_strided_layout(const at::Tensor& x, const at::Tensor& y, const at::Tensor& out,
+                         vecadd::StridedLayout& layout) {
+  const c10::IntArrayRef shape = out.sizes();
+  const std::vector<std::int64_t> x_strides = broadcast_strides(x, shape);
+  const std::vector<std::int64_t> y_strides = broadcast_strides(y, shape);
+  const std::vector<std::int64_t> z_strides(out.strides().begin(), out.strides().end());
+  // Built innermost first, then reversed.
+  std::vector<std::int64_t> sizes;
+  std::vector<std::int64_t> xs;
+  std::vector<std::int64_t> ys;
+  std::vector<std::int64_t> zs;
+  for (std::int64_t d = static_cast<std::int64_t>(shape.size()) - 1; d >= 0; --d) {
+    if (shape[d] == 1) {
+      continue;
+    }
+    if (!sizes.empty()) {
+      const std::int64_t inner = sizes.back();
+      const bool mergeable = x_strides[d] == xs.back() * inner &&
+                             y_strides[d] == ys.back() * inner &&
+                             z_strides[d] == zs.back() * inner;
+      if (mergeable) {
+        sizes.back() *= shape[d];
+        continue;
+      }
+    }
+    sizes.push_back(shape[d]);
+    xs.push_back(x_strides[d]);
+    ys.push_back(y_strides[d]);
+    zs.push_back(z_strides[d]);
+  }
+  if (sizes.size() > static_cast<std::size_t>(vecadd::kMaxDims)) {
+    return false;
+  }
+  layout.ndim = static_cast<int>(sizes.size());
+  for (int d = 0; d < layout.ndim; ++d) {
+    const std::size_t from = sizes.size() - 1 - d;
+    layout.sizes[d] = sizes[from];
+    layout.x_strides[d] = xs[from];
+    layout.y_strides[d] = ys[from];
+    layout.z_strides[d] = zs[from];
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------- running the kernels
+
+#if VECADD_WITH_CUDA
+cudaStream_t current_stream(const at::Device& device) {
+  return c10::cuda::getCurrentCUDAStream(device.index()).stream();
+}
+
+[[noreturn]] void fail_no_kernel_image(cudaError_t status, const at::Device& device) {
+  cudaDeviceProp properties{};
+  const bool known = cudaGetDeviceProperties(&properties, device.index()) == cudaSuccess;
+  const std::string gpu = known ? properties.name : "unknown GPU";
+  const std::string capability =
+      known ? std::to_string(properties.major) + "." + std::to_string(properties.minor) : "?";
+  const std::string arch = known ? std::to_string(properties.major * 10 + properties.minor) : "<arch>";
+  TORCH_CHECK(false, kOp, ": this build of vecadd holds no CUDA code that can run on ", device,
+              " (", gpu, ", compute capability ", capability, "): it was compiled for CUDA "
+              "architectures '", VECADD_CUDA_ARCHITECTURES, "' (vecadd.build_info()['cuda_archs'] "
+              "lists them) and the driver reports: ", cudaGetErrorString(status),
+              ". Rebuild vecadd for this GPU from its source, e.g.\n  pip install "
+              "--no-build-isolation --force-reinstall -C cmake.define.CMAKE_CUDA_ARCHITECTURES=",
+              arch, " .");
+}
+
+void check_launch(cudaError_t status, const at::Device& device) {
+  if (status == cudaSuccess) {
+    return;
+  }
+  if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorInvalidDeviceFunction ||
+      status == cudaErrorUnsupportedPtxVersion) {
+    fail_no_kernel_image(status, device);
+  }
+  TORCH_CHECK(false, kOp, ": launching the CUDA kernel on ", device, " failed: ",
+              cudaGetErrorString(status));
+}
+#endif
+
+template <class T>
+void run_contiguous(const T* x, const T* y, T* z, std::int64_t n, T alpha,
+                    const at::Device& device) {
+#if VECADD_WITH_CUDA
+  if (device.is_cuda()) {
+    check_launch(vecadd::add_cuda<T>(x, y, z, n, alpha, current_stream(device)), device);
+    return;
+  }
+#endif
+  at::parallel_for(0, n, kCpuGrainSize, [&](std::int64_t begin, std::int64_t end) {
+    vecadd::add_cpu<T>(x + begin, y + begin, z + begin, end - begin, alpha);
+  });
+}
+
+template <class T>
+void run_strided(const T* x, const T* y, T* z, const vecadd::StridedLayout& layout, T alpha,
+                 const at::Device& device) {
+#if VECADD_WITH_CUDA
+  if (device.is_cuda()) {
+    check_launch(vecadd::add_strided_cuda<T>(x, y, z, layout, alpha, current_stream(device)),
+                 device);
+    return;
+  }
+#endif
+  vecadd::add_strided_cpu<T>(x, y, z, layout, alpha);
+}
+
+template <class T>
+const T* pointer_to(const at::Tensor& t) {
+  return static_cast<const T*>(t.data_ptr());
+}
+
+template <class T>
+T* mutable_pointer_to(const at::Tensor& t) {
+  return static_cast<T*>(t.data_ptr());
+}
+
+// Writes x + alpha * y into `out`, already checked to have the broadcast shape.
+void compute_into(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha,
+                  const at::Tensor& out) {
+  if (out.numel() == 0) {
+    return;
+  }
+  const c10::DeviceGuard device_guard(out.device());
+  const at::Device device = out.device();
+  const bool contiguous = x.sizes() == out.sizes() && y.sizes() == out.sizes() &&
+                          x.is_contiguous() && y.is_contiguous() && out.is_contiguous();
+  dispatch_element_type(out.scalar_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T scale = alpha_as<T>(alpha);
+    if (contiguous) {
+      run_contiguous<T>(pointer_to<T>(x), pointer_to<T>(y), mutable_pointer_to<T>(out),
+                        out.numel(), scale, device);
+      return;
+    }
+    vecadd::StridedLayout layout;
+    if (make_strided_layout(x, y, out, layout)) {
+      run_strided<T>(pointer_to<T>(x), pointer_to<T>(y), mutable_pointer_to<T>(out), layout,
+                     scale, device);
+      return;
+    }
+    // More than kMaxDims dimensions survive merging: compute on dense copies instead.
+    const at::Tensor dense_x = x.expand(out.sizes()).contiguous();
+    const at::Tensor dense_y = y.expand(out.sizes()).contiguous();
+    const at::Tensor dense_out = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
+    run_contiguous<T>(pointer_to<T>(dense_x), pointer_to<T>(dense_y),
+                      mutable_pointer_to<T>(dense_out), out.numel(), scale, device);
+    if (!dense_out.is_same(out)) {
+      out.copy_(dense_out);
+    }
+  });
+}
+
+// ---------------------------------------------------------------- CPU and CUDA kernels
+
+at::Tensor add_kernel(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha) {
+  check_inputs(x, y, alpha);
+  const std::vector<std::int64_t> shape = broadcast_shape<std::int64_t>(x, y);
+  at::Tensor out = at::empty(shape, x.options());
+  compute_into(x, y, alpha, out);
+  return out;
+}
+
+void add_out_kernel(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha,
+                    at::Tensor& out) {
+  check_inputs(x, y, alpha);
+  check_out(out, x, broadcast_shape<std::int64_t>(x, y));
+  check_out_aliasing(out, x, y);
+  compute_into(x, y, alpha, out);
+}
+
+// ---------------------------------------------------------------- Meta (shapes only)
+
+at::Tensor add_meta(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha) {
+  check_inputs(x, y, alpha);
+  return at::empty_symint(broadcast_shape<c10::SymInt>(x, y), x.options());
+}
+
+void add_out_meta(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha,
+                  at::Tensor& out) {
+  check_inputs(x, y, alpha);
+  check_out(out, x, broadcast_shape<c10::SymInt>(x, y));
+}
+
+// ---------------------------------------------------------------- autograd
+
+// Backward of z = x + alpha * y: dz/dx = 1 and dz/dy = alpha, summed back over broadcast
+// dimensions. Built from torch ops, so the backward is itself differentiable.
+struct AddBackward final : public torch::autograd::Node {
+  c10::Scalar alpha;
+  std::vector<c10::SymInt> x_sizes;
+  std::vector<c10::SymInt> y_sizes;
+
+  std::string name() const override { return "vecadd::AddBackward"; }
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    torch::autograd::variable_list result(2);
+    const at::Tensor& grad = grads[0];
+    if (!grad.defined()) {
+      return result;
+    }
+    if (should_compute_output(0)) {
+      result[0] = at::sum_to(grad, x_sizes);
+    }
+    if (should_compute_output(1)) {
+      const bool unit_alpha = alpha.isIntegral(/*includeBool=*/true) && alpha.toLong() == 1;
+      result[1] = at::sum_to(unit_alpha ? grad : grad.mul(alpha), y_sizes);
+    }
+    return result;
+  }
+};
+
+// torch moved autograd nodes from std::shared_ptr to c10::intrusive_ptr; follow the edge type.
+using NodePointer = decltype(torch::autograd::Edge::function);
+constexpr bool kIntrusiveNodes = !std::is_same_v<NodePointer, std::shared_ptr<torch::autograd::Node>>;
+
+template <class NodeType>
+auto make_node() {
+  if constexpr (kIntrusiveNodes) {
+    return c10::make_intrusive<NodeType>();
+  } else {
+    return std::make_shared<NodeType>();
+  }
+}
+
+at::Tensor add_autograd(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha) {
+  const bool needs_grad = torch::autograd::compute_requires_grad(x, y);
+  at::Tensor result;
+  {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    result = add_operator().call(x, y, alpha);
+  }
+  if (needs_grad) {
+    const auto node = make_node<AddBackward>();
+    node->set_next_edges(torch::autograd::collect_next_edges(x, y));
+    node->alpha = alpha;
+    node->x_sizes = x.sym_sizes().vec();
+    node->y_sizes = y.sym_sizes().vec();
+    torch::autograd::set_history(result, node);
+  }
+  return result;
+}
+
+void add_out_autograd(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha,
+                      at::Tensor& out) {
+  TORCH_CHECK(!(at::GradMode::is_enabled() &&
+                (x.requires_grad() || y.requires_grad() || out.requires_grad())),
+              kOp, ": out= cannot be used when x, y or out requires grad (autograd does not "
+              "flow through out=); expected no out= (call vecadd.add(x, y)) or a call inside "
+              "torch.no_grad()");
+  {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    add_out_operator().call(x, y, alpha, out);
+  }
+  torch::autograd::impl::bump_version(out);
+}
+
+}  // namespace
+
+const c10::TypedOperatorHandle<AddSignature>& add_operator() {
+  static const auto handle =
+      c10::Dispatcher::singleton().findSchemaOrThrow("vecadd::add", "").typed<AddSignature>();
+  return handle;
+}
+
+const c10::TypedOperatorHandle<AddOutSignature>& add_out_operator() {
+  static const auto handle =
+      c10::Dispatcher::singleton().findSchemaOrThrow("vecadd::add", "out").typed<AddOutSignature>();
+  return handle;
+}
+
+TORCH_LIBRARY(vecadd, m) {
+  m.def("add(Tensor x, Tensor y, *, Scalar alpha=1) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("add.out(Tensor x, Tensor y, *, Scalar alpha=1, Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
+}
+
+TORCH_LIBRARY_IMPL(vecadd, CPU, m) {
+  m.impl("add", &add_kernel);
+  m.impl("add.out", &add_out_kernel);
+}
+
+#if VECADD_WITH_CUDA
+TORCH_LIBRARY_IMPL(vecadd, CUDA, m) {
+  m.impl("add", &add_kernel);
+  m.impl("add.out", &add_out_kernel);
+}
+#endif
+
+TORCH_LIBRARY_IMPL(vecadd, Meta, m) {
+  m.impl("add", &add_meta);
+  m.impl("add.out", &add_out_meta);
+}
+
+TORCH_LIBRARY_IMPL(vecadd, Autograd, m) {
+  m.impl("add", &add_autograd);
+  m.impl("add.out", &add_out_autograd);
+}
+
+}  // namespace vecadd::torch_binding

@@ -1,0 +1,223 @@
+"""vecadd.add against torch.add: dtypes, shapes, views, broadcasting and special values."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+from conftest import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, make_tensor
+
+import vecadd
+
+
+def assert_same_as_torch(x, y, alpha=1, **kwargs):
+    expected = torch.add(x, y, alpha=alpha)
+    result = vecadd.add(x, y, alpha=alpha, **kwargs)
+    assert result.shape == expected.shape
+    assert result.dtype == expected.dtype
+    assert result.device == expected.device
+    if alpha == 1 or not x.dtype.is_floating_point:
+        torch.testing.assert_close(result, expected, rtol=0, atol=0, equal_nan=True)
+    else:
+        # torch may fuse or round alpha * y first; both are within one rounding of exact.
+        assert_within_one_rounding(result, x, y, alpha)
+    return result
+
+
+def assert_within_one_rounding(result, x, y, alpha):
+    exact = x.double() + alpha * y.double()
+    bound = torch.finfo(result.dtype).eps * (x.double().abs() + abs(alpha) * y.double().abs())
+    error = (result.double() - exact).abs()
+    finite = exact.isfinite()
+    assert (error[finite] <= bound[finite] + torch.finfo(result.dtype).tiny).all(), (
+        f"max error {error[finite].max()} exceeds one rounding")
+    torch.testing.assert_close(result[~finite].double(), exact[~finite], equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 31, 1000, 4099, 100_003])
+def test_contiguous_matches_torch_bit_for_bit(device, dtype, n):
+    x = make_tensor((n,), dtype, device, seed=1)
+    y = make_tensor((n,), dtype, device, seed=2)
+    assert_same_as_torch(x, y)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("alpha", [2, -3, 0])
+def test_integral_alpha(device, dtype, alpha):
+    x = make_tensor((257,), dtype, device, seed=3)
+    y = make_tensor((257,), dtype, device, seed=4)
+    assert_same_as_torch(x, y, alpha=alpha)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("alpha", [0.5, -1.25, 1e-3])
+def test_float_alpha(device, dtype, alpha):
+    x = make_tensor((513,), dtype, device, seed=5)
+    y = make_tensor((513,), dtype, device, seed=6)
+    assert_same_as_torch(x, y, alpha=alpha)
+
+
+def test_integral_float_alpha_for_int_tensors(device):
+    x = make_tensor((10,), torch.int32, device, seed=7)
+    y = make_tensor((10,), torch.int32, device, seed=8)
+    torch.testing.assert_close(vecadd.add(x, y, alpha=2.0), torch.add(x, y, alpha=2))
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_overflow_wraps_like_torch(device, dtype):
+    info = torch.iinfo(dtype)
+    x = torch.tensor([info.max, info.min, info.max], dtype=dtype, device=device)
+    y = torch.tensor([1, -1, info.max], dtype=dtype, device=device)
+    assert_same_as_torch(x, y)
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "y_shape"),
+    [
+        ((4, 5), (5,)),
+        ((4, 1), (1, 5)),
+        ((3, 1, 7), (6, 1)),
+        ((2, 3, 4, 5), (1, 3, 1, 5)),
+        ((), (5, 2)),
+        ((5, 2), ()),
+        ((1,), (3, 4)),
+        ((0, 3), (3,)),
+    ],
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64])
+def test_broadcasting(device, x_shape, y_shape, dtype):
+    x = make_tensor(x_shape, dtype, device, seed=9)
+    y = make_tensor(y_shape, dtype, device, seed=10)
+    assert_same_as_torch(x, y)
+    assert_same_as_torch(y, x, alpha=2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64, torch.int32])
+def test_views_and_strides(device, dtype):
+    base = make_tensor((6, 40, 9), dtype, device, seed=11)
+    other = make_tensor((6, 40, 9), dtype, device, seed=12)
+    views = [
+        (base[:, 1:, :], other[:, :-1, :]),           # storage offsets
+        (base.transpose(0, 2), other.transpose(0, 2)),  # transposed
+        (base.transpose(1, 2), other.permute(0, 2, 1)),
+        (base[::2, ::3, 1:], other[1::2, ::3, :-1]),    # steps
+        (base[..., 0], other[..., 1]),                  # strided last dimension
+        (base.flatten()[1:], other.flatten()[:-1]),     # unaligned 1-D views
+        (base[:, :1, :].expand(6, 40, 9), other),       # expanded input
+    ]
+    for x, y in views:
+        assert_same_as_torch(x, y)
+        assert_same_as_torch(x, y, alpha=3)
+
+
+def test_many_dimensions_beyond_the_strided_kernel_limit(device):
+    shape = (2,) * 12
+    x = make_tensor(shape, torch.float32, device, seed=13).permute(*reversed(range(12)))
+    y = make_tensor(shape, torch.float32, device, seed=14)[..., :1].expand(*shape)
+    assert_same_as_torch(x, y)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_zero_dim_and_zero_size(device, dtype):
+    assert_same_as_torch(make_tensor((), dtype, device, seed=15), make_tensor((), dtype, device, seed=16))
+    result = assert_same_as_torch(torch.empty(0, 4, dtype=dtype, device=device),
+                                  make_tensor((4,), dtype, device, seed=17))
+    assert result.numel() == 0
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_nan_and_inf_propagate(device, dtype):
+    special = torch.tensor([float("nan"), float("inf"), -float("inf"), 1.0, float("inf")],
+                           dtype=dtype, device=device)
+    other = torch.tensor([1.0, 1.0, 2.0, float("nan"), -float("inf")], dtype=dtype, device=device)
+    result = assert_same_as_torch(special, other)
+    assert torch.isnan(result[[0, 3, 4]]).all()
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_half_precision_rounds_once_like_torch(device, dtype):
+    # Values whose float sum lies near the midpoint between two representable results.
+    x = torch.linspace(-300, 300, 20011, dtype=torch.float64).to(device=device, dtype=dtype)
+    y = (torch.linspace(-1, 1, 20011, dtype=torch.float64) ** 3).to(device=device, dtype=dtype)
+    assert_same_as_torch(x, y)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_out_is_written_and_returned(device, dtype):
+    x = make_tensor((3, 50), dtype, device, seed=18)
+    y = make_tensor((50,), dtype, device, seed=19)
+    out = torch.full((3, 50), 7, dtype=dtype, device=device)
+    result = vecadd.add(x, y, alpha=2, out=out)
+    assert result is out
+    torch.testing.assert_close(out, torch.add(x, y, alpha=2))
+
+
+def test_out_may_be_non_contiguous(device):
+    x = make_tensor((8, 16), torch.float32, device, seed=20)
+    y = make_tensor((8, 16), torch.float32, device, seed=21)
+    out = torch.empty(16, 8, device=device).t()
+    vecadd.add(x, y, out=out)
+    torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("which", ["x", "y"])
+def test_out_may_be_an_input(device, which):
+    x = make_tensor((1000,), torch.float32, device, seed=22)
+    y = make_tensor((1000,), torch.float32, device, seed=23)
+    expected = torch.add(x, y, alpha=3)
+    target = x if which == "x" else y
+    assert vecadd.add(x, y, alpha=3, out=target) is target
+    torch.testing.assert_close(target, expected)
+
+
+def test_in_place_on_a_transposed_view(device):
+    x = make_tensor((30, 20), torch.float64, device, seed=24).t()
+    y = make_tensor((20, 30), torch.float64, device, seed=25)
+    expected = x + y
+    vecadd.add(x, y, out=x)
+    torch.testing.assert_close(x, expected, rtol=0, atol=0)
+
+
+def test_result_is_a_new_contiguous_tensor(device):
+    x = make_tensor((5, 6), torch.float32, device, seed=26).t()
+    y = make_tensor((6, 5), torch.float32, device, seed=27)
+    result = vecadd.add(x, y)
+    assert result.is_contiguous()
+    assert result.data_ptr() not in (x.data_ptr(), y.data_ptr())
+
+
+def test_tensor_subclass_goes_through_the_dispatcher(device):
+    class Tagged(torch.Tensor):
+        pass
+
+    x = make_tensor((4,), torch.float32, device, seed=28).as_subclass(Tagged)
+    y = make_tensor((4,), torch.float32, device, seed=29)
+    result = vecadd.add(x, y)
+    torch.testing.assert_close(result.as_subclass(torch.Tensor), x.as_subclass(torch.Tensor) + y)
+
+
+def test_parameter_inputs_take_the_fast_path(device):
+    weight = torch.nn.Parameter(make_tensor((4,), torch.float32, device, seed=30))
+    y = make_tensor((4,), torch.float32, device, seed=31)
+    torch.testing.assert_close(vecadd.add(weight, y), weight + y)
+
+
+def test_torch_ops_entry_points_match_the_python_face(device):
+    x = make_tensor((9,), torch.float32, device, seed=32)
+    y = make_tensor((9,), torch.float32, device, seed=33)
+    expected = vecadd.add(x, y, alpha=2)
+    torch.testing.assert_close(torch.ops.vecadd.add(x, y, alpha=2), expected, rtol=0, atol=0)
+    out = torch.empty_like(x)
+    torch.ops.vecadd.add.out(x, y, alpha=2, out=out)
+    torch.testing.assert_close(out, expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(("dtype", "shape"), list(itertools.product([torch.float32, torch.int64], [(3, 4)])))
+def test_module_layer(device, dtype, shape):
+    layer = vecadd.VecAdd(alpha=2)
+    x = make_tensor(shape, dtype, device, seed=34)
+    y = make_tensor(shape, dtype, device, seed=35)
+    torch.testing.assert_close(layer(x, y), torch.add(x, y, alpha=2))
+    assert "alpha=2" in repr(layer)

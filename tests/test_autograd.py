@@ -1,0 +1,82 @@
+"""Gradients of vecadd.add and the VecAdd layer."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import make_tensor
+
+import vecadd
+
+
+@pytest.mark.parametrize(("x_shape", "y_shape"), [((4, 3), (4, 3)), ((4, 3), (3,)), ((1, 3), (5, 1)), ((), (2,))])
+@pytest.mark.parametrize("alpha", [1, -2.5])
+def test_gradcheck_and_gradgradcheck(device, x_shape, y_shape, alpha):
+    x = make_tensor(x_shape, torch.float64, device, seed=1).requires_grad_()
+    y = make_tensor(y_shape, torch.float64, device, seed=2).requires_grad_()
+    assert torch.autograd.gradcheck(lambda a, b: vecadd.add(a, b, alpha=alpha), (x, y))
+    assert torch.autograd.gradgradcheck(lambda a, b: vecadd.add(a, b, alpha=alpha), (x, y))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_gradients_match_torch_add(device, dtype):
+    x1 = make_tensor((5, 7), dtype, device, seed=3).requires_grad_()
+    y1 = make_tensor((7,), dtype, device, seed=4).requires_grad_()
+    x2 = x1.detach().clone().requires_grad_()
+    y2 = y1.detach().clone().requires_grad_()
+    grad = make_tensor((5, 7), dtype, device, seed=5)
+    vecadd.add(x1, y1, alpha=3).backward(grad)
+    torch.add(x2, y2, alpha=3).backward(grad)
+    torch.testing.assert_close(x1.grad, x2.grad)
+    torch.testing.assert_close(y1.grad, y2.grad)
+
+
+def test_only_the_inputs_that_require_grad_get_one(device):
+    x = make_tensor((3,), torch.float32, device, seed=6).requires_grad_()
+    y = make_tensor((3,), torch.float32, device, seed=7)
+    result = vecadd.add(x, y, alpha=2)
+    assert result.requires_grad
+    assert result.grad_fn.name() == "vecadd::AddBackward"
+    result.sum().backward()
+    torch.testing.assert_close(x.grad, torch.ones_like(x))
+    assert y.grad is None
+
+
+def test_no_graph_without_grad(device):
+    x = make_tensor((3,), torch.float32, device, seed=8).requires_grad_()
+    with torch.no_grad():
+        result = vecadd.add(x, x)
+    assert not result.requires_grad
+    assert result.grad_fn is None
+    assert not vecadd.add(x.detach(), x.detach()).requires_grad
+
+
+def test_in_place_out_bumps_the_version_counter(device):
+    x = make_tensor((3,), torch.float32, device, seed=9)
+    out = torch.empty_like(x)
+    version = out._version
+    vecadd.add(x, x, out=out)
+    assert out._version > version
+
+
+def test_saved_output_modified_in_place_is_detected():
+    x = torch.ones(3, requires_grad=True)
+    hidden = x * 2
+    squared = hidden.pow(2)  # saves `hidden` for backward
+    with torch.no_grad():
+        vecadd.add(hidden, hidden, out=hidden)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        squared.sum().backward()
+
+
+def test_module_layer_trains(device):
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(4, 4).to(device)
+    add_layer = vecadd.VecAdd(alpha=0.5)
+    x = torch.randn(8, 4, device=device)
+    loss = add_layer(layer(x), x).pow(2).mean()
+    loss.backward()
+    reference = torch.nn.Linear(4, 4).to(device)
+    reference.load_state_dict(layer.state_dict())
+    torch.add(reference(x), x, alpha=0.5).pow(2).mean().backward()
+    torch.testing.assert_close(layer.weight.grad, reference.weight.grad)

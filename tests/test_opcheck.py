@@ -1,0 +1,105 @@
+"""The operator as torch's tooling sees it: schema, opcheck and torch.compile."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import make_tensor
+
+import vecadd
+
+OPCHECK_TESTS = ("test_schema", "test_autograd_registration", "test_faketensor",
+                 "test_aot_dispatch_dynamic")
+
+
+def test_schemas_are_the_public_contract():
+    assert str(torch.ops.vecadd.add.default._schema) == (
+        "vecadd::add(Tensor x, Tensor y, *, Scalar alpha=1) -> Tensor")
+    assert str(torch.ops.vecadd.add.out._schema) == (
+        "vecadd::add.out(Tensor x, Tensor y, *, Scalar alpha=1, Tensor(a!) out) -> ()")
+
+
+def test_ops_are_tagged_pt2_compliant():
+    assert torch.Tag.pt2_compliant_tag in torch.ops.vecadd.add.default.tags
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "y_shape", "dtype", "alpha", "grad"),
+    [
+        ((8,), (8,), torch.float32, 1, True),
+        ((3, 4), (4,), torch.float64, 2.5, True),
+        ((2, 1, 5), (3, 1), torch.float16, -1, False),
+        ((6,), (6,), torch.int64, 3, False),
+        ((), (), torch.bfloat16, 1, False),
+    ],
+)
+def test_opcheck_functional(device, x_shape, y_shape, dtype, alpha, grad):
+    x = make_tensor(x_shape, dtype, device, seed=1).requires_grad_(grad)
+    y = make_tensor(y_shape, dtype, device, seed=2).requires_grad_(grad)
+    torch.library.opcheck(torch.ops.vecadd.add.default, (x, y), {"alpha": alpha},
+                          test_utils=OPCHECK_TESTS)
+
+
+def test_opcheck_out(device):
+    x = make_tensor((3, 5), torch.float32, device, seed=3)
+    y = make_tensor((5,), torch.float32, device, seed=4)
+    out = torch.empty(3, 5, device=device)
+    torch.library.opcheck(torch.ops.vecadd.add.out, (x, y), {"alpha": 2, "out": out},
+                          test_utils=OPCHECK_TESTS)
+
+
+def test_fake_tensor_shapes():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        result = vecadd.add(torch.empty(2, 1, 4), torch.empty(3, 1))
+    assert result.shape == (2, 3, 4)
+    meta = vecadd.add(torch.empty(5, 1, device="meta"), torch.empty(6, device="meta"))
+    assert meta.shape == (5, 6) and meta.device.type == "meta"
+
+
+def test_meta_kernel_checks_like_the_real_one():
+    with pytest.raises(TypeError, match="x has dtype torch.float32 but y has dtype torch.float16"):
+        torch.ops.vecadd.add(torch.empty(2, device="meta"), torch.empty(2, device="meta", dtype=torch.half))
+
+
+def _count_graph_breaks(function, *args):
+    torch._dynamo.reset()
+    explanation = torch._dynamo.explain(function)(*args)
+    return explanation.graph_break_count, explanation.graph_count
+
+
+def test_compile_fullgraph_dynamic(device):
+    def model(x, y):
+        return vecadd.add(x.sin(), y, alpha=2).cos()
+
+    compiled = torch.compile(model, fullgraph=True, dynamic=True, backend="aot_eager")
+    for n in (5, 17, 64):
+        x = make_tensor((n, 3), torch.float32, device, seed=n)
+        y = make_tensor((3,), torch.float32, device, seed=n + 1)
+        torch.testing.assert_close(compiled(x, y), model(x, y))
+    breaks, graphs = _count_graph_breaks(model, x, y)
+    assert (breaks, graphs) == (0, 1)
+
+
+def test_compile_module_with_backward(device):
+    layer = vecadd.VecAdd(alpha=3)
+    compiled = torch.compile(layer, fullgraph=True, dynamic=True, backend="aot_eager")
+    x = make_tensor((7, 2), torch.float64, device, seed=5).requires_grad_()
+    y = make_tensor((2,), torch.float64, device, seed=6).requires_grad_()
+    compiled(x, y).sum().backward()
+    torch.testing.assert_close(x.grad, torch.ones_like(x))
+    torch.testing.assert_close(y.grad, torch.full_like(y, 7 * 3))
+
+
+def test_compile_out_variant(device):
+    def model(x, y, out):
+        vecadd.add(x, y, out=out)
+        return out * 2
+
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
+    x = make_tensor((4,), torch.float32, device, seed=7)
+    y = make_tensor((4,), torch.float32, device, seed=8)
+    out = torch.empty(4, device=device)
+    torch.testing.assert_close(compiled(x, y, out), (x + y) * 2)
+    torch.testing.assert_close(out, x + y)
