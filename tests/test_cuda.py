@@ -1,0 +1,137 @@
+"""CUDA specifics: streams, graphs, threads, devices, alignment, memory and huge inputs."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+from conftest import ALL_DTYPES, make_tensor
+
+import vecadd
+
+pytestmark = pytest.mark.cuda
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("offset", range(1, 8))
+def test_unaligned_views_at_every_offset(dtype, offset):
+    x = make_tensor((4099,), dtype, "cuda", seed=1)
+    y = make_tensor((4099,), dtype, "cuda", seed=2)
+    out = torch.empty(4099, dtype=dtype, device="cuda")
+    xs, ys = x[offset:], y[: 4099 - offset]
+    torch.testing.assert_close(vecadd.add(xs, ys), xs + ys, rtol=0, atol=0)
+    vecadd.add(xs, ys, out=out[offset:])
+    torch.testing.assert_close(out[offset:], xs + ys, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_every_element_is_written(dtype):
+    for n in (1, 3, 17, 1023, 65_537, 1_000_003):
+        x = make_tensor((n,), dtype, "cuda", seed=n)
+        y = make_tensor((n,), dtype, "cuda", seed=n + 1)
+        out = torch.full((n,), 99, dtype=dtype, device="cuda")
+        vecadd.add(x, y, alpha=-1, out=out)
+        torch.testing.assert_close(out, torch.sub(x, y), rtol=0, atol=0)
+
+
+def test_runs_on_the_current_stream():
+    side = torch.cuda.Stream()
+    x = torch.randn(1 << 22, device="cuda")
+    y = torch.randn(1 << 22, device="cuda")
+    blocker = torch.randn(4096, 4096, device="cuda")
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)  # keep the side stream busy for tens of milliseconds
+        for _ in range(3):
+            blocker = blocker @ blocker / 4096
+        result = vecadd.add(x, y)
+        done = torch.cuda.Event()
+        done.record(side)
+    assert not done.query(), "the kernel should wait behind the busy side stream"
+    side.synchronize()
+    torch.testing.assert_close(result, x + y, rtol=0, atol=0)
+
+
+def test_cuda_graph_capture_and_replay():
+    x = torch.randn(1000, device="cuda")
+    y = torch.randn(1000, device="cuda")
+    out = torch.empty(1000, device="cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        vecadd.add(x, y, out=out)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fresh = vecadd.add(x, y, alpha=2)
+        vecadd.add(x, y, out=out)
+    for _ in range(3):
+        x.copy_(torch.randn(1000, device="cuda"))
+        graph.replay()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+        torch.testing.assert_close(fresh, torch.add(x, y, alpha=2), rtol=0, atol=0)
+
+
+def test_from_eight_threads():
+    errors = []
+
+    def work(seed: int) -> None:
+        try:
+            with torch.cuda.stream(torch.cuda.Stream()):
+                for i in range(50):
+                    x = make_tensor((5000 + seed,), torch.float32, "cuda", seed=seed * 100 + i)
+                    y = make_tensor((5000 + seed,), torch.float32, "cuda", seed=seed * 100 + i + 1)
+                    torch.testing.assert_close(vecadd.add(x, y), x + y, rtol=0, atol=0)
+        except Exception as error:  # collected and re-raised in the main thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+
+
+def test_allocates_nothing_but_the_output():
+    x = torch.randn(1 << 20, device="cuda")
+    y = torch.randn(1 << 20, device="cuda")
+    out = torch.empty_like(x)
+    vecadd.add(x, y)  # warm-up
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    vecadd.add(x, y, out=out)
+    torch.cuda.synchronize()
+    assert torch.cuda.max_memory_allocated() == before
+    result = vecadd.add(x, y)
+    torch.cuda.synchronize()
+    assert torch.cuda.max_memory_allocated() - before == result.numel() * result.element_size()
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_second_gpu_while_the_first_is_current():
+    torch.cuda.set_device(0)
+    x = torch.randn(1000, device="cuda:1")
+    y = torch.randn(1000, device="cuda:1")
+    result = vecadd.add(x, y)
+    assert result.device == torch.device("cuda:1")
+    assert torch.cuda.current_device() == 0
+    torch.testing.assert_close(result, x + y, rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match=r"x is on cuda:0 but y is on cuda:1"):
+        vecadd.add(torch.ones(3, device="cuda:0"), torch.ones(3, device="cuda:1"))
+
+
+def test_more_than_two_to_the_31_elements():
+    n = (1 << 31) + 37
+    try:
+        x = torch.ones(n, dtype=torch.float16, device="cuda")
+        y = torch.full((n,), 2.0, dtype=torch.float16, device="cuda")
+    except torch.cuda.OutOfMemoryError:
+        pytest.skip("not enough GPU memory for 3 x 4 GiB")
+    x[-5:] = 5.0
+    result = vecadd.add(x, y)
+    assert result[:4].tolist() == [3.0] * 4
+    assert result[-6:].tolist() == [3.0, 7.0, 7.0, 7.0, 7.0, 7.0]
+    assert bool((result == 3.0).sum() == n - 5)

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Build vecadd on a GPU machine with the torch already installed there, run the whole test
+# suite and the benchmark; logs and results go to $OUT (default: ./gpu-results).
+# Usage: tools/gpu_session.sh [build] [test] [bench] [archs] [sanitize]   (default: all but sanitize)
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-results}
+mkdir -p "$OUT"
+steps=${*:-build test bench archs}
+export PYTHONUNBUFFERED=1
+python3 - <<'PY' 2>&1 | tee "$OUT/environment.txt"
+import torch, platform, importlib.metadata as md
+print("python", platform.python_version(), "torch", torch.__version__, "cuda", torch.version.cuda)
+print("gpus", [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())])
+for name in ("scikit-build-core", "pybind11", "cmake", "ninja", "pytest", "hypothesis", "triton"):
+    try:
+        print(name, md.version(name))
+    except md.PackageNotFoundError:
+        print(name, "missing")
+PY
+status=0
+run() { echo "== $*"; "$@" || status=1; }
+for step in $steps; do
+  case $step in
+    build)
+      start=$(date +%s)
+      run python3 -m pip install --no-build-isolation --no-deps -v . > "$OUT/build.log" 2>&1
+      echo "build: $(( $(date +%s) - start )) s, status $status"; grep -E "vecadd:|error" "$OUT/build.log" | head -20
+      run python3 -m vecadd info
+      run python3 -m vecadd check ;;
+    test)
+      run python3 -m pytest -q -ra -p no:cacheprovider tests 2>&1 | tee "$OUT/pytest.log" | tail -25 ;;
+    bench)
+      run python3 -m vecadd bench --min-log2 10 --max-log2 28 --step 2 --call-cost \
+        --json "$OUT/bench.json" --plot "$OUT/bench.png" 2>"$OUT/bench.err" | tee "$OUT/bench.txt" ;;
+    archs)
+      run python3 -m pytest -q -ra -p no:cacheprovider -m "build" tests 2>&1 | tee "$OUT/archs.log" | tail -25 ;;
+    sanitize)
+      for tool in memcheck racecheck initcheck; do
+        run compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q -x -p no:cacheprovider \
+          tests/test_cuda.py tests/test_add.py -k "cuda and not more_than_two and not threads" \
+          > "$OUT/sanitize-$tool.log" 2>&1; tail -3 "$OUT/sanitize-$tool.log"
+      done ;;
+  esac
+done
+exit $status
