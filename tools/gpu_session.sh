@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build vecadd on a GPU machine with the torch already installed there, run the whole test
 # suite and the benchmark; logs and results go to $OUT (default: ./gpu-results).
-# Usage: tools/gpu_session.sh [build] [test] [bench] [archs] [sanitize]   (default: all but sanitize)
+# Usage: tools/gpu_session.sh [build] [test] [bench] [archs] [variants] [sanitize]
+# (default: build test bench archs)
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-results}
 mkdir -p "$OUT"
@@ -34,6 +35,11 @@ for step in $steps; do
         --json "$OUT/bench.json" --plot "$OUT/bench.png" 2>"$OUT/bench.err" | tee "$OUT/bench.txt" ;;
     archs)
       run python3 -m pytest -q -ra -p no:cacheprovider -m "build" tests 2>&1 | tee "$OUT/archs.log" | tail -25 ;;
+    variants)
+      include_dir=$(ls -d build/*/generated/include | head -1)
+      run nvcc -O3 -std=c++17 -arch=sm_90 -I src/include -I "$include_dir" \
+        tools/kernel_variants.cu -o /tmp/kernel_variants
+      run /tmp/kernel_variants 2>&1 | tee "$OUT/variants.txt" ;;
     sanitize)
       for tool in memcheck racecheck initcheck; do
         run compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q -x -p no:cacheprovider \

@@ -1,9 +1,10 @@
 // CUDA entry points of the kernel library: a vectorized grid-stride kernel for contiguous
 // arrays and an index-decomposing kernel for strided / broadcast layouts.
-#include <atomic>
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
+#include "contiguous_kernel.cuh"
 #include "element_math.h"
 #include "vecadd/vecadd.h"
 
@@ -11,61 +12,9 @@ namespace vecadd {
 namespace {
 
 constexpr int kThreadsPerBlock = 256;
-// Packs each thread keeps in flight per tile: more independent loads hide DRAM latency.
-constexpr int kPacksPerThread = 4;
 constexpr int kVectorBytes = 16;
-constexpr int kMaxCachedDevices = 64;
-
-template <class T, int kWidth>
-struct alignas(sizeof(T) * kWidth) Pack {
-  T values[kWidth];
-};
-
-template <class T, int kWidth>
-__global__ void __launch_bounds__(kThreadsPerBlock)
-    add_contiguous_kernel(const T* x, const T* y, T* z, std::int64_t n,
-                          typename detail::ElementMath<T>::compute_type alpha) {
-  using PackT = Pack<T, kWidth>;
-  const auto* x_packs = reinterpret_cast<const PackT*>(x);
-  const auto* y_packs = reinterpret_cast<const PackT*>(y);
-  auto* z_packs = reinterpret_cast<PackT*>(z);
-  const std::int64_t pack_count = n / kWidth;
-  constexpr std::int64_t kTile = std::int64_t{kThreadsPerBlock} * kPacksPerThread;
-  const std::int64_t grid_stride = std::int64_t{gridDim.x} * kTile;
-
-  for (std::int64_t tile = std::int64_t{blockIdx.x} * kTile; tile < pack_count;
-       tile += grid_stride) {
-    PackT x_in[kPacksPerThread];
-    PackT y_in[kPacksPerThread];
-#pragma unroll
-    for (int u = 0; u < kPacksPerThread; ++u) {
-      const std::int64_t p = tile + u * kThreadsPerBlock + threadIdx.x;
-      if (p < pack_count) {
-        x_in[u] = x_packs[p];
-        y_in[u] = y_packs[p];
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kPacksPerThread; ++u) {
-      const std::int64_t p = tile + u * kThreadsPerBlock + threadIdx.x;
-      if (p < pack_count) {
-        PackT out;
-#pragma unroll
-        for (int k = 0; k < kWidth; ++k) {
-          out.values[k] = detail::add_scaled(x_in[u].values[k], y_in[u].values[k], alpha);
-        }
-        z_packs[p] = out;
-      }
-    }
-  }
-  // Fewer than kWidth elements remain past the last whole pack.
-  if (blockIdx.x == 0) {
-    const std::int64_t i = pack_count * kWidth + threadIdx.x;
-    if (i < n) {
-      z[i] = detail::add_scaled(x[i], y[i], alpha);
-    }
-  }
-}
+// Largest n for 32-bit index arithmetic, with headroom so that index + stride cannot wrap.
+constexpr std::int64_t kMaxIndex32 = std::numeric_limits<std::int32_t>::max() / 2;
 
 template <class T, class Index>
 __global__ void __launch_bounds__(kThreadsPerBlock)
@@ -79,38 +28,10 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   }
 }
 
-// Resident blocks the current GPU can hold, cached per device: the grid never needs more.
-int max_resident_blocks() {
-  static std::atomic<int> cache[kMaxCachedDevices] = {};
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    return 1;
-  }
-  if (device < kMaxCachedDevices) {
-    const int cached = cache[device].load(std::memory_order_relaxed);
-    if (cached > 0) {
-      return cached;
-    }
-  }
-  int multiprocessors = 0;
-  int threads_per_multiprocessor = 0;
-  cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
-  cudaDeviceGetAttribute(&threads_per_multiprocessor, cudaDevAttrMaxThreadsPerMultiProcessor,
-                         device);
-  int blocks = multiprocessors * (threads_per_multiprocessor / kThreadsPerBlock);
-  if (blocks <= 0) {
-    blocks = 1;
-  }
-  if (device < kMaxCachedDevices) {
-    cache[device].store(blocks, std::memory_order_relaxed);
-  }
-  return blocks;
-}
-
-unsigned grid_for(std::int64_t work_items, std::int64_t items_per_block) {
-  const std::int64_t wanted = (work_items + items_per_block - 1) / items_per_block;
-  const std::int64_t cap = max_resident_blocks();
-  return static_cast<unsigned>(wanted < 1 ? 1 : (wanted < cap ? wanted : cap));
+unsigned strided_grid(std::int64_t count) {
+  const std::int64_t wanted = (count + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  const std::int64_t cap = detail::resident_blocks<kThreadsPerBlock>();
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(wanted, cap)));
 }
 
 bool is_vector_aligned(const void* pointer) {
@@ -135,14 +56,19 @@ cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha,
     return cudaSuccess;
   }
   const auto scale = detail::ElementMath<T>::load(alpha);
-  constexpr int kWidth = kVectorBytes / sizeof(T);
-  if (is_vector_aligned(x) && is_vector_aligned(y) && is_vector_aligned(z)) {
-    const unsigned grid = grid_for(n / kWidth, std::int64_t{kThreadsPerBlock} * kPacksPerThread);
-    add_contiguous_kernel<T, kWidth><<<grid, kThreadsPerBlock, 0, stream>>>(x, y, z, n, scale);
+  // Unaligned views (x[1:]) cannot use 16-byte accesses: one element per slot instead.
+  const bool aligned = is_vector_aligned(x) && is_vector_aligned(y) && is_vector_aligned(z);
+  const bool fits_32 = n <= kMaxIndex32;
+  if (aligned && fits_32) {
+    detail::launch_contiguous<T, kVectorBytes / sizeof(T), 256, 4, std::int32_t, false>(
+        x, y, z, n, scale, stream);
+  } else if (aligned) {
+    detail::launch_contiguous<T, kVectorBytes / sizeof(T), 256, 4, std::int64_t, true>(
+        x, y, z, n, scale, stream);
+  } else if (fits_32) {
+    detail::launch_contiguous<T, 1, 256, 4, std::int32_t, false>(x, y, z, n, scale, stream);
   } else {
-    // Unaligned views (x[1:]) cannot use 16-byte accesses; fall back to one element a slot.
-    const unsigned grid = grid_for(n, std::int64_t{kThreadsPerBlock} * kPacksPerThread);
-    add_contiguous_kernel<T, 1><<<grid, kThreadsPerBlock, 0, stream>>>(x, y, z, n, scale);
+    detail::launch_contiguous<T, 1, 256, 4, std::int64_t, true>(x, y, z, n, scale, stream);
   }
   return cudaGetLastError();
 }
@@ -155,12 +81,11 @@ cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& 
     return cudaSuccess;
   }
   const auto scale = detail::ElementMath<T>::load(alpha);
-  const unsigned grid = grid_for(count, kThreadsPerBlock);
+  const unsigned grid = strided_grid(count);
   // 32-bit index arithmetic is several times cheaper; use it whenever nothing can overflow.
-  constexpr std::int64_t kSafe32 = std::numeric_limits<std::int32_t>::max() / 2;
-  const bool fits_32 = count <= kSafe32 && max_offset(layout.x_strides, layout) <= kSafe32 &&
-                       max_offset(layout.y_strides, layout) <= kSafe32 &&
-                       max_offset(layout.z_strides, layout) <= kSafe32;
+  const bool fits_32 = count <= kMaxIndex32 && max_offset(layout.x_strides, layout) <= kMaxIndex32 &&
+                       max_offset(layout.y_strides, layout) <= kMaxIndex32 &&
+                       max_offset(layout.z_strides, layout) <= kMaxIndex32;
   if (fits_32) {
     add_strided_kernel<T, std::int32_t><<<grid, kThreadsPerBlock, 0, stream>>>(
         x, y, z, layout, static_cast<std::int32_t>(count), scale);
