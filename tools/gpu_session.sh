@@ -37,7 +37,7 @@ for step in $steps; do
       run python3 -m pytest -q -ra -p no:cacheprovider -m "build" tests 2>&1 | tee "$OUT/archs.log" | tail -25 ;;
     variants)
       include_dir=$(ls -d build/*/generated/include | head -1)
-      run nvcc -O3 -std=c++17 -arch=sm_90 -I src/include -I "$include_dir" \
+      run nvcc -O3 -std=c++17 -arch=sm_90 -I src/include -I src/kernels -I "$include_dir" \
         tools/kernel_variants.cu -o /tmp/kernel_variants
       run /tmp/kernel_variants 2>&1 | tee "$OUT/variants.txt" ;;
     sanitize)

@@ -1,5 +1,5 @@
 // Times launch shapes of vecadd's contiguous kernel side by side (no torch needed):
-//   nvcc -O3 -std=c++17 -arch=sm_90 -I src/include -I <generated include> -I src/kernels \
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I src/include -I src/kernels -I <build>/generated/include \
 //        tools/kernel_variants.cu -o kernel_variants && ./kernel_variants
 // Prints GB/s (3 n itemsize bytes per call) for each variant and size, and the device-to-
 // device copy bandwidth as a ceiling. Each number is the median of 7 CUDA-graph replays.

@@ -17,7 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <sstream>
+#include <cstdio>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -57,10 +57,39 @@ std::string dtype_name(at::ScalarType dtype) {
 constexpr const char* kSupportedDtypes =
     "torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32 or torch.int64";
 
+// Numbers in messages are formatted without iostreams: some toolchains (seen with a GCC
+// 13 build under torch 2.11) crash inserting integers into a stream from an extension.
+std::string number_text(std::int64_t value) { return std::to_string(value); }
+
+std::string number_text(const c10::SymInt& value) {
+  if (const auto known = value.maybe_as_int()) {
+    return std::to_string(*known);
+  }
+  return value.toSymNodeImplUnowned()->str();
+}
+
 std::string scalar_text(const c10::Scalar& value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
+  if (value.isFloatingPoint()) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", value.toDouble());
+    return text;
+  }
+  if (value.isBoolean()) {
+    return value.toBool() ? "True" : "False";
+  }
+  if (value.isIntegral(/*includeBool=*/false)) {
+    return std::to_string(value.toLong());
+  }
+  return "a complex number";
+}
+
+template <class Int>
+std::string shape_text(c10::ArrayRef<Int> sizes) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    text += (i == 0 ? "" : ", ") + number_text(sizes[i]);
+  }
+  return text + "]";
 }
 
 // ---------------------------------------------------------------- one dtype dispatch
@@ -137,10 +166,10 @@ void check_inputs(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& a
                    dtype_name(x.scalar_type()), " but y has dtype ", dtype_name(y.scalar_type()),
                    "; expected the same dtype (vecadd does not promote types: convert one, "
                    "e.g. y.to(x.dtype))");
-  TORCH_CHECK(x.device() == y.device(), kOp, ": x is on ", x.device(), " but y is on ",
-              y.device(), "; expected both on the same device (move one, e.g. y.to(x.device))");
-  TORCH_CHECK_TYPE(!alpha.isComplex(), kOp, ": argument 'alpha' is the complex number ",
-                   scalar_text(alpha), "; expected a real number");
+  TORCH_CHECK(x.device() == y.device(), kOp, ": x is on ", x.device().str(), " but y is on ",
+              y.device().str(), "; expected both on the same device (move one, e.g. y.to(x.device))");
+  TORCH_CHECK_TYPE(!alpha.isComplex(), kOp,
+                   ": argument 'alpha' is a complex number; expected a real number");
   if (at::isIntegralType(x.scalar_type(), /*includeBool=*/false) && alpha.isFloatingPoint()) {
     const double value = alpha.toDouble();
     TORCH_CHECK_TYPE(std::isfinite(value) && value == std::trunc(value), kOp,
@@ -165,9 +194,10 @@ std::vector<Int> broadcast_shape(const at::Tensor& x, const at::Tensor& y) {
     } else if (x_size == 1) {
       shape[d] = y_size;
     } else {
-      TORCH_CHECK_VALUE(false, kOp, ": x of shape ", x_sizes, " and y of shape ", y_sizes,
-                        " cannot be broadcast together (dimension ", d, " of the result: ",
-                        x_size, " vs ", y_size,
+      TORCH_CHECK_VALUE(false, kOp, ": x of shape ", shape_text(x_sizes), " and y of shape ",
+                        shape_text(y_sizes), " cannot be broadcast together (dimension ",
+                        std::to_string(d), " of the result: ", number_text(x_size), " vs ",
+                        number_text(y_size),
                         "); expected sizes that are equal or 1 in each trailing dimension");
     }
   }
@@ -180,10 +210,11 @@ void check_out(const at::Tensor& out, const at::Tensor& x, const std::vector<Int
   TORCH_CHECK_TYPE(out.scalar_type() == x.scalar_type(), kOp, ": out has dtype ",
                    dtype_name(out.scalar_type()), "; expected ", dtype_name(x.scalar_type()),
                    ", the dtype of x and y");
-  TORCH_CHECK(out.device() == x.device(), kOp, ": out is on ", out.device(),
-              "; expected ", x.device(), ", the device of x and y");
+  TORCH_CHECK(out.device() == x.device(), kOp, ": out is on ", out.device().str(),
+              "; expected ", x.device().str(), ", the device of x and y");
   TORCH_CHECK_VALUE(sizes_of<Int>(out) == c10::ArrayRef<Int>(shape), kOp, ": out has shape ",
-                    sizes_of<Int>(out), "; expected ", c10::ArrayRef<Int>(shape),
+                    shape_text(sizes_of<Int>(out)), "; expected ",
+                    shape_text(c10::ArrayRef<Int>(shape)),
                     ", the broadcast shape of x and y (vecadd does not resize out)");
 }
 
@@ -299,7 +330,8 @@ cudaStream_t current_stream(const at::Device& device) {
   const std::string capability =
       known ? std::to_string(properties.major) + "." + std::to_string(properties.minor) : "?";
   const std::string arch = known ? std::to_string(properties.major * 10 + properties.minor) : "<arch>";
-  TORCH_CHECK(false, kOp, ": this build of vecadd holds no CUDA code that can run on ", device,
+  TORCH_CHECK(false, kOp, ": this build of vecadd holds no CUDA code that can run on ",
+              device.str(),
               " (", gpu, ", compute capability ", capability, "): it was compiled for CUDA "
               "architectures '", VECADD_CUDA_ARCHITECTURES, "' (vecadd.build_info()['cuda_archs'] "
               "lists them) and the driver reports: ", cudaGetErrorString(status),
@@ -316,7 +348,7 @@ void check_launch(cudaError_t status, const at::Device& device) {
       status == cudaErrorUnsupportedPtxVersion) {
     fail_no_kernel_image(status, device);
   }
-  TORCH_CHECK(false, kOp, ": launching the CUDA kernel on ", device, " failed: ",
+  TORCH_CHECK(false, kOp, ": launching the CUDA kernel on ", device.str(), " failed: ",
               cudaGetErrorString(status));
 }
 #endif

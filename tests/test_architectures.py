@@ -1,0 +1,257 @@
+"""The CUDA architecture list asked for is the list in the binary, read back from it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from fatbin_archs import library_architectures  # noqa: E402
+
+pytestmark = pytest.mark.build
+
+
+def find_nvcc() -> str | None:
+    candidates = [os.environ.get("CUDACXX"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"]
+    return next((c for c in candidates if c and Path(c).exists()), None)
+
+
+NVCC = find_nvcc()
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="needs a CUDA compiler (nvcc)")
+
+
+def find_cuobjdump() -> str | None:
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
+        for candidate in Path(base).glob("nvidia/*/bin/cuobjdump"):
+            return str(candidate)
+    return None
+
+
+def cmake_executable() -> str:
+    return shutil.which("cmake", path=str(Path(sys.executable).parent)) or "cmake"
+
+
+def configure_and_build(tmp_path: Path, defines: dict[str, str], env: dict[str, str] | None = None,
+                        nvcc: str | None = None) -> tuple[subprocess.CompletedProcess, Path]:
+    """Configure the kernel library alone (no torch) and build it; returns (configure, lib)."""
+    build = tmp_path / "build"
+    environment = {k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"}
+    environment.update(env or {})
+    arguments = [cmake_executable(), "-S", str(ROOT), "-B", str(build), "-G", "Ninja",
+                 "-DVECADD_PYTHON=OFF", "-DVECADD_CUDA=ON", f"-DCMAKE_CUDA_COMPILER={nvcc or NVCC}"]
+    arguments += [f"-D{key}={value}" for key, value in defines.items()]
+    configure = subprocess.run(arguments, capture_output=True, text=True, env=environment)
+    library = build / "libvecadd.so"
+    if configure.returncode == 0:
+        built = subprocess.run([cmake_executable(), "--build", str(build), "--target", "vecadd_kernels"],
+                               capture_output=True, text=True, env=environment)
+        assert built.returncode == 0, built.stdout + built.stderr
+    return configure, library
+
+
+def cuobjdump_architectures(library: Path) -> list[str] | None:
+    tool = find_cuobjdump()
+    if tool is None:
+        return None
+    names = set()
+    for flag, prefix in (("--list-elf", "sm_"), ("--list-ptx", "compute_")):
+        listing = subprocess.run([tool, flag, str(library)], capture_output=True, text=True).stdout
+        for arch in re.findall(r"\.sm_(\d+[af]?)\.(?:cubin|ptx)", listing):
+            names.add(prefix + arch)
+    return sorted(names, key=lambda n: (n.startswith("compute"), int(re.sub(r"\D", "", n)), n))
+
+
+def assert_embedded(library: Path, expected: list[str]) -> None:
+    assert library_architectures(library) == expected
+    listed = cuobjdump_architectures(library)
+    if listed is not None:
+        assert listed == expected, "cuobjdump disagrees with tools/fatbin_archs.py"
+
+
+@needs_nvcc
+@pytest.mark.parametrize(
+    ("defines", "env", "expected"),
+    [
+        ({"CMAKE_CUDA_ARCHITECTURES": "80;90"}, {}, ["sm_80", "sm_90", "compute_80", "compute_90"]),
+        ({"CMAKE_CUDA_ARCHITECTURES": "80-real;90-virtual"}, {}, ["sm_80", "compute_90"]),
+        ({"CMAKE_CUDA_ARCHITECTURES": "90a"}, {}, ["sm_90a", "compute_90a"]),
+        ({}, {"TORCH_CUDA_ARCH_LIST": "8.0 8.6+PTX"}, ["sm_80", "sm_86", "compute_86"]),
+        ({"TORCH_CUDA_ARCH_LIST": "8.0;9.0a"}, {}, ["sm_80", "sm_90a"]),
+        ({"CMAKE_CUDA_ARCHITECTURES": "75-real"}, {"TORCH_CUDA_ARCH_LIST": "9.0"}, ["sm_75"]),
+    ],
+    ids=["80;90", "80-real;90-virtual", "90a", "torch-env", "torch-cmake-var", "cmake-wins"],
+)
+def test_requested_list_is_embedded(tmp_path, defines, env, expected):
+    configure, library = configure_and_build(tmp_path, defines, env)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    assert "vecadd: CUDA architectures" in configure.stdout
+    assert_embedded(library, expected)
+
+
+def toolkit_version(nvcc: str) -> str:
+    banner = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    return re.search(r"release (\d+\.\d+)", banner).group(1)
+
+
+def architecture_table() -> list[tuple[str, list[int], list[str]]]:
+    text = (ROOT / "cmake" / "VecaddCudaArchitectures.cmake").read_text()
+    rows = re.findall(r'"(\d+\.\d+)\|([\d,]+)\|([^"]+)"', text)
+    return [(version, [int(a) for a in supported.split(",")], default.split(","))
+            for version, supported, default in rows]
+
+
+def table_row(version: str) -> tuple[list[int], list[str]]:
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in v.split("."))
+
+    rows = [row for row in architecture_table() if key(row[0]) <= key(version)]
+    return rows[-1][1], rows[-1][2]
+
+
+def expected_from_cmake_list(entries: list[str]) -> list[str]:
+    names = set()
+    for entry in entries:
+        number, _, kind = entry.partition("-")
+        if kind in ("", "real"):
+            names.add(f"sm_{number}")
+        if kind in ("", "virtual"):
+            names.add(f"compute_{number}")
+    return sorted(names, key=lambda n: (n.startswith("compute"), int(re.sub(r"\D", "", n))))
+
+
+@needs_nvcc
+def test_default_list_follows_the_table(tmp_path):
+    configure, library = configure_and_build(tmp_path, {})
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    _, default = table_row(toolkit_version(NVCC))
+    assert f"(from the default for CUDA {toolkit_version(NVCC)})" in configure.stdout
+    assert_embedded(library, expected_from_cmake_list(default))
+
+
+@needs_nvcc
+@pytest.mark.parametrize(("entry", "reason"), [("70", "this toolkit cannot compile for 70"),
+                                               ("foo", "is not valid"),
+                                               ("80a", "'a' variants exist from 90 on")])
+def test_impossible_architecture_stops_configure(tmp_path, entry, reason):
+    configure, _ = configure_and_build(tmp_path, {"CMAKE_CUDA_ARCHITECTURES": f"80;{entry}"})
+    assert configure.returncode != 0
+    message = " ".join(configure.stderr.split())
+    version = toolkit_version(NVCC)
+    assert f"CUDA architecture '{entry}'" in message
+    assert reason in message
+    assert f"CUDA toolkit {version}" in message
+    supported, _ = table_row(version)
+    assert " ".join(str(a) for a in supported) in message
+
+
+def reachable_toolkits() -> list[str]:
+    """nvcc executables the tests can reach: the system's and any pip-installed ones."""
+    found = [NVCC] if NVCC else []
+    for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
+        found += [str(p) for p in Path(base).glob("nvidia/*/bin/nvcc")]
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("nvcc", reachable_toolkits() or [pytest.param(None, marks=needs_nvcc)])
+def test_table_matches_what_each_toolkit_compiles(nvcc):
+    listing = subprocess.run([nvcc, "--list-gpu-code"], capture_output=True, text=True)
+    assert listing.returncode == 0, listing.stderr
+    compiled = sorted(int(a) for a in re.findall(r"sm_(\d+)\b", listing.stdout))
+    supported, default = table_row(toolkit_version(nvcc))
+    assert compiled == sorted(supported)
+    assert {int(entry.split("-")[0]) for entry in default} <= set(compiled)
+
+
+def test_fatbin_reader_on_a_library_without_cuda(tmp_path):
+    source = tmp_path / "plain.cpp"
+    source.write_text("int plain() { return 1; }\n")
+    library = tmp_path / "libplain.so"
+    subprocess.run(["c++", "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
+    assert library_architectures(library) == []
+
+
+def torch_has_cuda() -> bool:
+    import torch
+
+    return torch.version.cuda is not None
+
+
+@needs_nvcc
+@pytest.mark.skipif(not torch_has_cuda(), reason="needs a CUDA build of torch")
+def test_torch_gencode_flags_do_not_leak(tmp_path):
+    build = tmp_path / "build"
+    environment = {k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"}
+    configure = subprocess.run(
+        [cmake_executable(), "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DVECADD_PYTHON=ON",
+         "-DVECADD_CUDA=ON", f"-DPython_EXECUTABLE={sys.executable}",
+         "-DCMAKE_CUDA_ARCHITECTURES=86-real"],
+        capture_output=True, text=True, env=environment)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    ninja = (build / "build.ninja").read_text()
+    flags = re.findall(r"build CMakeFiles/vecadd_kernels\.dir/src/kernels/add_cuda\.cu\.o.*?\n  FLAGS = (.*?)\n",
+                       ninja, re.S)
+    assert len(flags) == 1
+    assert re.findall(r"(?:-gencode|--generate-code)[= ][^\s\"]+", flags[0]) == [
+        "--generate-code=arch=compute_86,code=[sm_86]"]
+    assert "vecadd compiles for 86-real" in configure.stdout
+
+
+RUN_ON_GPU = """
+import torch, vecadd
+x = torch.arange(8.0, device="cuda")
+try:
+    print("RESULT", vecadd.add(x, x).tolist())
+except RuntimeError as error:
+    print("ERROR", error)
+print("ARCHS", vecadd.build_info()["cuda_archs"])
+"""
+
+
+def install_variant(tmp_path: Path, archs: str | None) -> subprocess.CompletedProcess:
+    """pip-install vecadd built for `archs` (None: the default list) into tmp_path/site."""
+    environment = {k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"}
+    command = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-q",
+               "--target", str(tmp_path / "site"), str(ROOT), "-C", f"build-dir={tmp_path / 'build'}"]
+    if archs is not None:
+        command += ["-C", f"cmake.define.CMAKE_CUDA_ARCHITECTURES={archs}"]
+    installed = subprocess.run(command, capture_output=True, text=True, env=environment)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    environment["PYTHONPATH"] = str(tmp_path / "site")
+    return subprocess.run([sys.executable, "-c", RUN_ON_GPU], capture_output=True, text=True,
+                          env=environment, cwd=tmp_path)
+
+
+@pytest.mark.cuda
+def test_gpu_missing_from_the_binary_gets_a_worded_error(tmp_path):
+    import torch
+
+    major, minor = torch.cuda.get_device_capability()
+    if (major, minor) == (8, 0):
+        pytest.skip("the GPU is itself sm_80")
+    ran = install_variant(tmp_path, "80-real")
+    print(ran.stdout, ran.stderr)
+    assert "ERROR" in ran.stdout
+    assert f"compute capability {major}.{minor}" in ran.stdout
+    assert torch.cuda.get_device_name() in ran.stdout
+    assert "'80-real'" in ran.stdout
+    assert f"CMAKE_CUDA_ARCHITECTURES={major}{minor}" in ran.stdout
+    assert "ARCHS ['sm_80']" in ran.stdout
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("archs", ["80", None], ids=["ptx-80-jit", "default"])
+def test_gpu_runs_from_ptx_or_the_default_list(tmp_path, archs):
+    ran = install_variant(tmp_path, archs)
+    print(ran.stdout, ran.stderr)
+    assert "RESULT [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]" in ran.stdout
