@@ -24,7 +24,8 @@ for step in $steps; do
   case $step in
     build)
       start=$(date +%s)
-      run python3 -m pip install --no-build-isolation --no-deps -v . > "$OUT/build.log" 2>&1
+      # The default architecture list is what users get; do not inherit an image-wide choice.
+      run env -u TORCH_CUDA_ARCH_LIST python3 -m pip install --no-build-isolation --no-deps -v . > "$OUT/build.log" 2>&1
       echo "build: $(( $(date +%s) - start )) s, status $status"; grep -E "vecadd:|error" "$OUT/build.log" | head -20
       run python3 -m vecadd info
       run python3 -m vecadd check ;;
