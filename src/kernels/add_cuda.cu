@@ -1,5 +1,5 @@
-// CUDA entry points of the kernel library: a vectorized grid-stride kernel for contiguous
-// arrays and an index-decomposing kernel for strided / broadcast layouts.
+// CUDA entry points of the kernel library: a vectorized kernel for contiguous arrays and an
+// index-decomposing grid-stride kernel for strided / broadcast layouts.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -56,19 +56,20 @@ cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha,
     return cudaSuccess;
   }
   const auto scale = detail::ElementMath<T>::load(alpha);
-  // Unaligned views (x[1:]) cannot use 16-byte accesses: one element per slot instead.
+  // One 16-byte pack per thread over a grid that covers the array once measured fastest
+  // on an H200 at every size (docs/benchmarks.md); 32-bit indices wherever n allows.
+  // Unaligned views (x[1:]) cannot use 16-byte accesses: four single elements per thread.
+  constexpr int kWidth = kVectorBytes / sizeof(T);
   const bool aligned = is_vector_aligned(x) && is_vector_aligned(y) && is_vector_aligned(z);
   const bool fits_32 = n <= kMaxIndex32;
   if (aligned && fits_32) {
-    detail::launch_contiguous<T, kVectorBytes / sizeof(T), 256, 4, std::int32_t, false>(
-        x, y, z, n, scale, stream);
+    detail::launch_contiguous<T, kWidth, 128, 1, std::int32_t, false>(x, y, z, n, scale, stream);
   } else if (aligned) {
-    detail::launch_contiguous<T, kVectorBytes / sizeof(T), 256, 4, std::int64_t, true>(
-        x, y, z, n, scale, stream);
+    detail::launch_contiguous<T, kWidth, 128, 1, std::int64_t, false>(x, y, z, n, scale, stream);
   } else if (fits_32) {
-    detail::launch_contiguous<T, 1, 256, 4, std::int32_t, false>(x, y, z, n, scale, stream);
+    detail::launch_contiguous<T, 1, 128, 4, std::int32_t, false>(x, y, z, n, scale, stream);
   } else {
-    detail::launch_contiguous<T, 1, 256, 4, std::int64_t, true>(x, y, z, n, scale, stream);
+    detail::launch_contiguous<T, 1, 128, 4, std::int64_t, false>(x, y, z, n, scale, stream);
   }
   return cudaGetLastError();
 }
