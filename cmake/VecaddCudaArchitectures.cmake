@@ -11,6 +11,7 @@ set(VECADD_CUDA_ARCHITECTURE_TABLE
   "12.8|50,52,53,60,61,62,70,72,75,80,86,87,89,90,100,101,120|70-real,75-real,80-real,86-real,89-real,90-real,100-real,120"
   "12.9|50,52,53,60,61,62,70,72,75,80,86,87,89,90,100,101,103,120,121|70-real,75-real,80-real,86-real,89-real,90-real,100-real,120"
   "13.0|75,80,86,87,88,89,90,100,103,110,120,121|75-real,80-real,86-real,89-real,90-real,100-real,110-real,120"
+  "13.5|75,80,86,87,88,89,90,100,103,107,110,120,121|75-real,80-real,86-real,89-real,90-real,100-real,110-real,120"
 )
 
 # The table row for a toolkit version: the last row whose first version is <= it.

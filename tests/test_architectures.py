@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -255,3 +256,24 @@ def test_gpu_runs_from_ptx_or_the_default_list(tmp_path, archs):
     ran = install_variant(tmp_path, archs)
     print(ran.stdout, ran.stderr)
     assert "RESULT [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]" in ran.stdout
+
+
+def toolkit_root(nvcc: str) -> Path:
+    """Where nvcc's toolkit lives, as nvcc itself reports it (wrappers on PATH included)."""
+    source = Path(tempfile.mkdtemp()) / "empty.cu"
+    source.write_text("")
+    dry_run = subprocess.run([nvcc, "--dryrun", "-c", str(source), "-o", os.devnull],
+                             capture_output=True, text=True).stderr
+    top = re.search(r"TOP=(\S+)", dry_run)
+    return Path(top.group(1)).resolve() if top else Path(nvcc).resolve().parents[1]
+
+
+@pytest.mark.parametrize("nvcc", reachable_toolkits() or [pytest.param(None, marks=needs_nvcc)])
+def test_default_list_builds_with_each_reachable_toolkit(tmp_path, nvcc):
+    root = toolkit_root(nvcc)
+    if not any((root / d / "libcudart.so").exists() for d in ("lib", "lib64", "targets/x86_64-linux/lib")):
+        pytest.skip(f"{root} has no libcudart.so link (pip toolkits need one: see .ci/run)")
+    configure, library = configure_and_build(tmp_path, {}, nvcc=nvcc)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    _, default = table_row(toolkit_version(nvcc))
+    assert_embedded(library, expected_from_cmake_list(default))
