@@ -1,0 +1,117 @@
+"""build_info, the include/CMake paths, the torch-series check and the command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import vecadd
+from vecadd import _loader
+
+
+def run_cli(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vecadd", *arguments], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_build_info_describes_this_build():
+    info = vecadd.build_info()
+    assert set(info) == {"version", "torch_version", "cuda_version", "cuda_archs", "with_cuda"}
+    assert info["version"] == vecadd.__version__
+    assert _loader.torch_series(info["torch_version"]) == _loader.torch_series(torch.__version__)
+    if info["with_cuda"]:
+        assert info["cuda_version"] is not None
+        assert info["cuda_archs"], "a CUDA build must embed at least one architecture"
+        assert all(a.startswith(("sm_", "compute_")) for a in info["cuda_archs"])
+    else:
+        assert info["cuda_version"] is None and info["cuda_archs"] == []
+
+
+def test_version_comes_from_pyproject():
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    assert f'version = "{vecadd.__version__}"' in pyproject
+
+
+def test_headers_and_cmake_package_are_installed():
+    assert (Path(vecadd.get_include()) / "vecadd" / "vecadd.h").is_file()
+    assert (Path(vecadd.get_include()) / "vecadd" / "config.h").is_file()
+    assert (Path(vecadd.get_cmake_dir()) / "vecaddConfig.cmake").is_file()
+
+
+@pytest.mark.parametrize(
+    ("built", "built_cuda", "running", "running_cuda", "problem"),
+    [
+        ("2.14.1+cu130", "13.0", "2.14.0+cu130", "13.0", None),
+        ("2.14.1+cu130", "13.0", "2.13.0+cpu", None, "built against torch 2.14.1+cu130, but torch 2.13.0+cpu"),
+        ("2.13.0", None, "2.14.1+cu130", "13.0", "only loads under the torch series it was built with (here torch==2.13.*)"),
+        ("2.14.1+cu130", "13.0", "2.14.1+cpu", None, "is a CPU-only build"),
+        ("2.14.1+cpu", None, "2.14.1+cu130", "13.0", None),
+    ],
+)
+def test_torch_series_check(built, built_cuda, running, running_cuda, problem):
+    found = _loader.incompatibility(built, built_cuda, running, running_cuda)
+    if problem is None:
+        assert found is None
+    else:
+        assert problem in found
+
+
+def test_import_under_another_torch_series_is_a_worded_error(monkeypatch):
+    monkeypatch.setattr(torch, "__version__", "2.99.0")
+    with pytest.raises(ImportError) as raised:
+        _loader.load_extension()
+    message = str(raised.value)
+    assert "but torch 2.99.0 is installed" in message
+    assert "pip install --no-build-isolation" in message
+    assert "VECADD_SKIP_TORCH_CHECK=1" in message
+    monkeypatch.setenv("VECADD_SKIP_TORCH_CHECK", "1")
+    assert _loader.load_extension() is vecadd._C
+
+
+def test_cli_info_json():
+    ran = run_cli("info", "--json")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout) == vecadd.build_info()
+
+
+def test_cli_check_passes_on_every_device():
+    ran = run_cli("check")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert " 0 failed" in ran.stdout
+    assert "cpu  add float16" in ran.stdout
+
+
+def test_cli_paths():
+    assert run_cli("--cmakedir").stdout.strip() == vecadd.get_cmake_dir()
+    assert run_cli("--includes").stdout.strip() == f"-I{vecadd.get_include()}"
+
+
+@pytest.mark.parametrize("arguments", [("frobnicate",), ()])
+def test_cli_usage_errors_have_no_traceback(arguments):
+    ran = run_cli(*arguments)
+    assert ran.returncode == 2
+    assert "usage: python -m vecadd" in ran.stderr
+    assert "Traceback" not in ran.stderr
+
+
+def test_cli_bench_on_cpu(tmp_path):
+    json_path = tmp_path / "bench.json"
+    ran = run_cli("bench", "--device", "cpu", "--dtypes", "float32,int64", "--min-log2", "10",
+                  "--max-log2", "12", "--step", "2", "--rounds", "2", "--layouts",
+                  "contiguous,unaligned,broadcast", "--json", str(json_path))
+    assert ran.returncode == 0, ran.stderr
+    record = json.loads(json_path.read_text())
+    assert len(record["bandwidth"]) == 2 * 2 * 3 * 2
+    assert all(row["vecadd_gbps"] > 0 and row["torch_gbps"] > 0 for row in record["bandwidth"])
+    assert "ratio" in ran.stdout
+
+
+def test_cli_bench_rejects_unknown_dtype():
+    ran = run_cli("bench", "--dtypes", "complex64")
+    assert ran.returncode == 2
+    assert "unknown dtype(s) ['complex64']" in ran.stderr
