@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 import torch
 
 HAS_CUDA = torch.cuda.is_available()
@@ -33,6 +34,11 @@ def make_tensor(shape, dtype, device, *, seed=0, low=None, high=None) -> torch.T
     if dtype.is_floating_point:
         values = torch.randn(shape, generator=generator, dtype=torch.float64) * 4
     else:
-        values = torch.randint(low if low is not None else -(2**15), high if high is not None else 2**15,
-                               shape, generator=generator, dtype=torch.int64)
+        values = torch.randint(
+            low if low is not None else -(2**15),
+            high if high is not None else 2**15,
+            shape,
+            generator=generator,
+            dtype=torch.int64,
+        )
     return values.to(device=device, dtype=dtype)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
-import torch
 from conftest import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, make_tensor
 
+import torch
 import vecadd
 from vecadd._check import assert_matches_torch_add
 
@@ -82,13 +82,13 @@ def test_views_and_strides(device, dtype):
     base = make_tensor((6, 40, 9), dtype, device, seed=11)
     other = make_tensor((6, 40, 9), dtype, device, seed=12)
     views = [
-        (base[:, 1:, :], other[:, :-1, :]),           # storage offsets
+        (base[:, 1:, :], other[:, :-1, :]),  # storage offsets
         (base.transpose(0, 2), other.transpose(0, 2)),  # transposed
         (base.transpose(1, 2), other.permute(0, 2, 1)),
-        (base[::2, ::3, 1:], other[1::2, ::3, :-1]),    # steps
-        (base[..., 0], other[..., 1]),                  # strided last dimension
-        (base.flatten()[1:], other.flatten()[:-1]),     # unaligned 1-D views
-        (base[:, :1, :].expand(6, 40, 9), other),       # expanded input
+        (base[::2, ::3, 1:], other[1::2, ::3, :-1]),  # steps
+        (base[..., 0], other[..., 1]),  # strided last dimension
+        (base.flatten()[1:], other.flatten()[:-1]),  # unaligned 1-D views
+        (base[:, :1, :].expand(6, 40, 9), other),  # expanded input
     ]
     for x, y in views:
         assert_same_as_torch(x, y)
@@ -104,16 +104,20 @@ def test_many_dimensions_beyond_the_strided_kernel_limit(device):
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_zero_dim_and_zero_size(device, dtype):
-    assert_same_as_torch(make_tensor((), dtype, device, seed=15), make_tensor((), dtype, device, seed=16))
-    result = assert_same_as_torch(torch.empty(0, 4, dtype=dtype, device=device),
-                                  make_tensor((4,), dtype, device, seed=17))
+    assert_same_as_torch(
+        make_tensor((), dtype, device, seed=15), make_tensor((), dtype, device, seed=16)
+    )
+    result = assert_same_as_torch(
+        torch.empty(0, 4, dtype=dtype, device=device), make_tensor((4,), dtype, device, seed=17)
+    )
     assert result.numel() == 0
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_nan_and_inf_propagate(device, dtype):
-    special = torch.tensor([float("nan"), float("inf"), -float("inf"), 1.0, float("inf")],
-                           dtype=dtype, device=device)
+    special = torch.tensor(
+        [float("nan"), float("inf"), -float("inf"), 1.0, float("inf")], dtype=dtype, device=device
+    )
     other = torch.tensor([1.0, 1.0, 2.0, float("nan"), -float("inf")], dtype=dtype, device=device)
     result = assert_same_as_torch(special, other)
     assert torch.isnan(result[[0, 3, 4]]).all()
@@ -197,7 +201,9 @@ def test_torch_ops_entry_points_match_the_python_face(device):
     torch.testing.assert_close(out, expected, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize(("dtype", "shape"), list(itertools.product([torch.float32, torch.int64], [(3, 4)])))
+@pytest.mark.parametrize(
+    ("dtype", "shape"), list(itertools.product([torch.float32, torch.int64], [(3, 4)]))
+)
 def test_module_layer(device, dtype, shape):
     layer = vecadd.VecAdd(alpha=2)
     x = make_tensor(shape, dtype, device, seed=34)

@@ -43,20 +43,38 @@ def cmake_executable() -> str:
     return shutil.which("cmake", path=str(Path(sys.executable).parent)) or "cmake"
 
 
-def configure_and_build(tmp_path: Path, defines: dict[str, str], env: dict[str, str] | None = None,
-                        nvcc: str | None = None) -> tuple[subprocess.CompletedProcess, Path]:
+def configure_and_build(
+    tmp_path: Path,
+    defines: dict[str, str],
+    env: dict[str, str] | None = None,
+    nvcc: str | None = None,
+) -> tuple[subprocess.CompletedProcess, Path]:
     """Configure the kernel library alone (no torch) and build it; returns (configure, lib)."""
     build = tmp_path / "build"
     environment = {k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"}
     environment.update(env or {})
-    arguments = [cmake_executable(), "-S", str(ROOT), "-B", str(build), "-G", "Ninja",
-                 "-DVECADD_PYTHON=OFF", "-DVECADD_CUDA=ON", f"-DCMAKE_CUDA_COMPILER={nvcc or NVCC}"]
+    arguments = [
+        cmake_executable(),
+        "-S",
+        str(ROOT),
+        "-B",
+        str(build),
+        "-G",
+        "Ninja",
+        "-DVECADD_PYTHON=OFF",
+        "-DVECADD_CUDA=ON",
+        f"-DCMAKE_CUDA_COMPILER={nvcc or NVCC}",
+    ]
     arguments += [f"-D{key}={value}" for key, value in defines.items()]
     configure = subprocess.run(arguments, capture_output=True, text=True, env=environment)
     library = build / "libvecadd.so"
     if configure.returncode == 0:
-        built = subprocess.run([cmake_executable(), "--build", str(build), "--target", "vecadd_kernels"],
-                               capture_output=True, text=True, env=environment)
+        built = subprocess.run(
+            [cmake_executable(), "--build", str(build), "--target", "vecadd_kernels"],
+            capture_output=True,
+            text=True,
+            env=environment,
+        )
         assert built.returncode == 0, built.stdout + built.stderr
     return configure, library
 
@@ -108,8 +126,10 @@ def toolkit_version(nvcc: str) -> str:
 def architecture_table() -> list[tuple[str, list[int], list[str]]]:
     text = (ROOT / "cmake" / "VecaddCudaArchitectures.cmake").read_text()
     rows = re.findall(r'"(\d+\.\d+)\|([\d,]+)\|([^"]+)"', text)
-    return [(version, [int(a) for a in supported.split(",")], default.split(","))
-            for version, supported, default in rows]
+    return [
+        (version, [int(a) for a in supported.split(",")], default.split(","))
+        for version, supported, default in rows
+    ]
 
 
 def table_row(version: str) -> tuple[list[int], list[str]]:
@@ -141,9 +161,14 @@ def test_default_list_follows_the_table(tmp_path):
 
 
 @needs_nvcc
-@pytest.mark.parametrize(("entry", "reason"), [("70", "this toolkit cannot compile for 70"),
-                                               ("foo", "is not valid"),
-                                               ("80a", "'a' variants exist from 90 on")])
+@pytest.mark.parametrize(
+    ("entry", "reason"),
+    [
+        ("70", "this toolkit cannot compile for 70"),
+        ("foo", "is not valid"),
+        ("80a", "'a' variants exist from 90 on"),
+    ],
+)
 def test_impossible_architecture_stops_configure(tmp_path, entry, reason):
     configure, _ = configure_and_build(tmp_path, {"CMAKE_CUDA_ARCHITECTURES": f"80;{entry}"})
     assert configure.returncode != 0
@@ -194,17 +219,34 @@ def test_torch_gencode_flags_do_not_leak(tmp_path):
     build = tmp_path / "build"
     environment = {k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"}
     configure = subprocess.run(
-        [cmake_executable(), "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DVECADD_PYTHON=ON",
-         "-DVECADD_CUDA=ON", f"-DPython_EXECUTABLE={sys.executable}",
-         "-DCMAKE_CUDA_ARCHITECTURES=86-real"],
-        capture_output=True, text=True, env=environment)
+        [
+            cmake_executable(),
+            "-S",
+            str(ROOT),
+            "-B",
+            str(build),
+            "-G",
+            "Ninja",
+            "-DVECADD_PYTHON=ON",
+            "-DVECADD_CUDA=ON",
+            f"-DPython_EXECUTABLE={sys.executable}",
+            "-DCMAKE_CUDA_ARCHITECTURES=86-real",
+        ],
+        capture_output=True,
+        text=True,
+        env=environment,
+    )
     assert configure.returncode == 0, configure.stdout + configure.stderr
     ninja = (build / "build.ninja").read_text()
-    flags = re.findall(r"build CMakeFiles/vecadd_kernels\.dir/src/kernels/add_cuda\.cu\.o.*?\n  FLAGS = (.*?)\n",
-                       ninja, re.S)
+    flags = re.findall(
+        r"build CMakeFiles/vecadd_kernels\.dir/src/kernels/add_cuda\.cu\.o.*?\n  FLAGS = (.*?)\n",
+        ninja,
+        re.S,
+    )
     assert len(flags) == 1
     assert re.findall(r"(?:-gencode|--generate-code)[= ][^\s\"]+", flags[0]) == [
-        "--generate-code=arch=compute_86,code=[sm_86]"]
+        "--generate-code=arch=compute_86,code=[sm_86]"
+    ]
     assert "vecadd compiles for 86-real" in configure.stdout
 
 
@@ -222,15 +264,32 @@ print("ARCHS", vecadd.build_info()["cuda_archs"])
 def install_variant(tmp_path: Path, archs: str | None) -> subprocess.CompletedProcess:
     """pip-install vecadd built for `archs` (None: the default list) into tmp_path/site."""
     environment = {k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"}
-    command = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-q",
-               "--target", str(tmp_path / "site"), str(ROOT), "-C", f"build-dir={tmp_path / 'build'}"]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-build-isolation",
+        "--no-deps",
+        "-q",
+        "--target",
+        str(tmp_path / "site"),
+        str(ROOT),
+        "-C",
+        f"build-dir={tmp_path / 'build'}",
+    ]
     if archs is not None:
         command += ["-C", f"cmake.define.CMAKE_CUDA_ARCHITECTURES={archs}"]
     installed = subprocess.run(command, capture_output=True, text=True, env=environment)
     assert installed.returncode == 0, installed.stdout + installed.stderr
     environment["PYTHONPATH"] = str(tmp_path / "site")
-    return subprocess.run([sys.executable, "-c", RUN_ON_GPU], capture_output=True, text=True,
-                          env=environment, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, "-c", RUN_ON_GPU],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=tmp_path,
+    )
 
 
 @pytest.mark.cuda
@@ -262,8 +321,9 @@ def toolkit_root(nvcc: str) -> Path:
     """Where nvcc's toolkit lives, as nvcc itself reports it (wrappers on PATH included)."""
     source = Path(tempfile.mkdtemp()) / "empty.cu"
     source.write_text("")
-    dry_run = subprocess.run([nvcc, "--dryrun", "-c", str(source), "-o", os.devnull],
-                             capture_output=True, text=True).stderr
+    dry_run = subprocess.run(
+        [nvcc, "--dryrun", "-c", str(source), "-o", os.devnull], capture_output=True, text=True
+    ).stderr
     top = re.search(r"TOP=(\S+)", dry_run)
     return Path(top.group(1)).resolve() if top else Path(nvcc).resolve().parents[1]
 
@@ -271,7 +331,9 @@ def toolkit_root(nvcc: str) -> Path:
 @pytest.mark.parametrize("nvcc", reachable_toolkits() or [pytest.param(None, marks=needs_nvcc)])
 def test_default_list_builds_with_each_reachable_toolkit(tmp_path, nvcc):
     root = toolkit_root(nvcc)
-    if not any((root / d / "libcudart.so").exists() for d in ("lib", "lib64", "targets/x86_64-linux/lib")):
+    if not any(
+        (root / d / "libcudart.so").exists() for d in ("lib", "lib64", "targets/x86_64-linux/lib")
+    ):
         pytest.skip(f"{root} has no libcudart.so link (pip toolkits need one: see .ci/run)")
     configure, library = configure_and_build(tmp_path, {}, nvcc=nvcc)
     assert configure.returncode == 0, configure.stdout + configure.stderr

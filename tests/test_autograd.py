@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import pytest
-import torch
 from conftest import make_tensor
 
+import torch
 import vecadd
 
 
-@pytest.mark.parametrize(("x_shape", "y_shape"), [((4, 3), (4, 3)), ((4, 3), (3,)), ((1, 3), (5, 1)), ((), (2,))])
+@pytest.mark.parametrize(
+    ("x_shape", "y_shape"), [((4, 3), (4, 3)), ((4, 3), (3,)), ((1, 3), (5, 1)), ((), (2,))]
+)
 @pytest.mark.parametrize("alpha", [1, -2.5])
 def test_gradcheck_and_gradgradcheck(device, x_shape, y_shape, alpha):
     x = make_tensor(x_shape, torch.float64, device, seed=1).requires_grad_()

@@ -16,9 +16,22 @@ pytestmark = pytest.mark.build
 
 def configure(tmp_path: Path, *defines: str) -> subprocess.CompletedProcess:
     cmake = shutil.which("cmake", path=str(Path(sys.executable).parent)) or "cmake"
-    return subprocess.run([cmake, "-S", str(ROOT), "-B", str(tmp_path / "build"), "-G", "Ninja",
-                           "-DVECADD_PYTHON=OFF", *defines],
-                          capture_output=True, text=True, env=dict(os.environ))
+    return subprocess.run(
+        [
+            cmake,
+            "-S",
+            str(ROOT),
+            "-B",
+            str(tmp_path / "build"),
+            "-G",
+            "Ninja",
+            "-DVECADD_PYTHON=OFF",
+            *defines,
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+    )
 
 
 def test_cuda_off_builds_cpu_only_and_says_so(tmp_path):
@@ -32,8 +45,10 @@ def test_cuda_off_builds_cpu_only_and_says_so(tmp_path):
 def test_no_compiler_found_builds_cpu_only(tmp_path):
     configured = configure(tmp_path, "-DCMAKE_CUDA_COMPILER=/nonexistent/nvcc")
     assert configured.returncode == 0, configured.stderr
-    assert ("vecadd: building CPU-only: the CUDA compiler '/nonexistent/nvcc' does not exist"
-            in configured.stdout)
+    assert (
+        "vecadd: building CPU-only: the CUDA compiler '/nonexistent/nvcc' does not exist"
+        in configured.stdout
+    )
 
 
 def test_cuda_on_without_a_toolkit_fails_clearly(tmp_path):

@@ -8,15 +8,16 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
+import torch
 import vecadd
 from vecadd import _loader
 
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "vecadd", *arguments], capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "vecadd", *arguments], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_build_info_describes_this_build():
@@ -29,7 +30,8 @@ def test_build_info_describes_this_build():
         assert info["cuda_archs"], "a CUDA build must embed at least one architecture"
         assert all(a.startswith(("sm_", "compute_")) for a in info["cuda_archs"])
     else:
-        assert info["cuda_version"] is None and info["cuda_archs"] == []
+        assert info["cuda_version"] is None
+        assert info["cuda_archs"] == []
 
 
 def test_version_comes_from_pyproject():
@@ -47,8 +49,20 @@ def test_headers_and_cmake_package_are_installed():
     ("built", "built_cuda", "running", "running_cuda", "problem"),
     [
         ("2.14.1+cu130", "13.0", "2.14.0+cu130", "13.0", None),
-        ("2.14.1+cu130", "13.0", "2.13.0+cpu", None, "built against torch 2.14.1+cu130, but torch 2.13.0+cpu"),
-        ("2.13.0", None, "2.14.1+cu130", "13.0", "only loads under the torch series it was built with (here torch==2.13.*)"),
+        (
+            "2.14.1+cu130",
+            "13.0",
+            "2.13.0+cpu",
+            None,
+            "built against torch 2.14.1+cu130, but torch 2.13.0+cpu",
+        ),
+        (
+            "2.13.0",
+            None,
+            "2.14.1+cu130",
+            "13.0",
+            "only loads under the torch series it was built with (here torch==2.13.*)",
+        ),
         ("2.14.1+cu130", "13.0", "2.14.1+cpu", None, "is a CPU-only build"),
         ("2.14.1+cpu", None, "2.14.1+cu130", "13.0", None),
     ],
@@ -101,9 +115,25 @@ def test_cli_usage_errors_have_no_traceback(arguments):
 
 def test_cli_bench_on_cpu(tmp_path):
     json_path = tmp_path / "bench.json"
-    ran = run_cli("bench", "--device", "cpu", "--dtypes", "float32,int64", "--min-log2", "10",
-                  "--max-log2", "12", "--step", "2", "--rounds", "2", "--layouts",
-                  "contiguous,unaligned,broadcast", "--json", str(json_path))
+    ran = run_cli(
+        "bench",
+        "--device",
+        "cpu",
+        "--dtypes",
+        "float32,int64",
+        "--min-log2",
+        "10",
+        "--max-log2",
+        "12",
+        "--step",
+        "2",
+        "--rounds",
+        "2",
+        "--layouts",
+        "contiguous,unaligned,broadcast",
+        "--json",
+        str(json_path),
+    )
     assert ran.returncode == 0, ran.stderr
     record = json.loads(json_path.read_text())
     assert len(record["bandwidth"]) == 2 * 2 * 3 * 2

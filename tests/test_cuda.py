@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 
 import pytest
-import torch
 from conftest import ALL_DTYPES, make_tensor
 
+import torch
 import vecadd
 
 pytestmark = pytest.mark.cuda

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
+import torch
 import vecadd
 
 
@@ -13,7 +13,9 @@ def test_different_dtypes_are_not_promoted():
         vecadd.add(torch.ones(3), torch.ones(3, dtype=torch.float64))
 
 
-@pytest.mark.parametrize("dtype", [torch.bool, torch.complex64, torch.uint8, torch.int8, torch.int16])
+@pytest.mark.parametrize(
+    "dtype", [torch.bool, torch.complex64, torch.uint8, torch.int8, torch.int16]
+)
 def test_unsupported_dtypes(dtype):
     x = torch.ones(3, dtype=dtype)
     with pytest.raises(TypeError, match=rf"argument 'x' has dtype {dtype}.*expected torch.float16"):
@@ -39,19 +41,25 @@ def test_cpu_and_cuda_mix_names_both_devices():
 
 
 def test_shapes_that_do_not_broadcast():
-    with pytest.raises(ValueError, match=r"x of shape \[2, 3\] and y of shape \[4\] cannot be broadcast"):
+    with pytest.raises(
+        ValueError, match=r"x of shape \[2, 3\] and y of shape \[4\] cannot be broadcast"
+    ):
         vecadd.add(torch.ones(2, 3), torch.ones(4))
 
 
 @pytest.mark.parametrize("alpha", [0.5, float("nan"), float("inf")])
 def test_non_integral_alpha_for_integer_tensors(alpha):
     x = torch.ones(3, dtype=torch.int32)
-    with pytest.raises(TypeError, match=r"argument 'alpha' is .* but x and y have dtype torch.int32"):
+    with pytest.raises(
+        TypeError, match=r"argument 'alpha' is .* but x and y have dtype torch.int32"
+    ):
         vecadd.add(x, x, alpha=alpha)
 
 
-@pytest.mark.parametrize(("alpha", "name"), [(1j, "complex"), ("2", "str"), (None, "NoneType"),
-                                             (torch.tensor(2.0), "Tensor")])
+@pytest.mark.parametrize(
+    ("alpha", "name"),
+    [(1j, "complex"), ("2", "str"), (None, "NoneType"), (torch.tensor(2.0), "Tensor")],
+)
 def test_alpha_must_be_a_real_number(alpha, name):
     with pytest.raises(TypeError, match=rf"argument 'alpha' must be a real number.*got {name}"):
         vecadd.add(torch.ones(3), torch.ones(3), alpha=alpha)
@@ -62,8 +70,10 @@ def test_alpha_out_of_int64_range():
         vecadd.add(torch.ones(3, dtype=torch.int64), torch.ones(3, dtype=torch.int64), alpha=2**70)
 
 
-@pytest.mark.parametrize(("x", "y", "name"), [([1.0], torch.ones(1), "x"), (torch.ones(1), 2.0, "y"),
-                                              (None, torch.ones(1), "x")])
+@pytest.mark.parametrize(
+    ("x", "y", "name"),
+    [([1.0], torch.ones(1), "x"), (torch.ones(1), 2.0, "y"), (None, torch.ones(1), "x")],
+)
 def test_non_tensor_inputs(x, y, name):
     with pytest.raises(TypeError, match=rf"argument '{name}' must be a torch.Tensor, got"):
         vecadd.add(x, y)
@@ -129,7 +139,9 @@ def test_errors_leave_the_process_usable():
 
 
 def test_module_rejects_non_numeric_alpha():
-    with pytest.raises(TypeError, match=r"VecAdd\(\): argument 'alpha' must be a real number.*got str"):
+    with pytest.raises(
+        TypeError, match=r"VecAdd\(\): argument 'alpha' must be a real number.*got str"
+    ):
         vecadd.VecAdd(alpha="1")
 
 

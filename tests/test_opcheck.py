@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import pytest
-import torch
 from conftest import make_tensor
 
+import torch
 import vecadd
 
-OPCHECK_TESTS = ("test_schema", "test_autograd_registration", "test_faketensor",
-                 "test_aot_dispatch_dynamic")
+OPCHECK_TESTS = (
+    "test_schema",
+    "test_autograd_registration",
+    "test_faketensor",
+    "test_aot_dispatch_dynamic",
+)
 
 
 def test_schemas_are_the_public_contract():
     assert str(torch.ops.vecadd.add.default._schema) == (
-        "vecadd::add(Tensor x, Tensor y, *, Scalar alpha=1) -> Tensor")
+        "vecadd::add(Tensor x, Tensor y, *, Scalar alpha=1) -> Tensor"
+    )
     assert str(torch.ops.vecadd.add.out._schema) == (
-        "vecadd::add.out(Tensor x, Tensor y, *, Scalar alpha=1, Tensor(a!) out) -> ()")
+        "vecadd::add.out(Tensor x, Tensor y, *, Scalar alpha=1, Tensor(a!) out) -> ()"
+    )
 
 
 def test_ops_are_tagged_pt2_compliant():
@@ -36,16 +42,18 @@ def test_ops_are_tagged_pt2_compliant():
 def test_opcheck_functional(device, x_shape, y_shape, dtype, alpha, grad):
     x = make_tensor(x_shape, dtype, device, seed=1).requires_grad_(grad)
     y = make_tensor(y_shape, dtype, device, seed=2).requires_grad_(grad)
-    torch.library.opcheck(torch.ops.vecadd.add.default, (x, y), {"alpha": alpha},
-                          test_utils=OPCHECK_TESTS)
+    torch.library.opcheck(
+        torch.ops.vecadd.add.default, (x, y), {"alpha": alpha}, test_utils=OPCHECK_TESTS
+    )
 
 
 def test_opcheck_out(device):
     x = make_tensor((3, 5), torch.float32, device, seed=3)
     y = make_tensor((5,), torch.float32, device, seed=4)
     out = torch.empty(3, 5, device=device)
-    torch.library.opcheck(torch.ops.vecadd.add.out, (x, y), {"alpha": 2, "out": out},
-                          test_utils=OPCHECK_TESTS)
+    torch.library.opcheck(
+        torch.ops.vecadd.add.out, (x, y), {"alpha": 2, "out": out}, test_utils=OPCHECK_TESTS
+    )
 
 
 def test_fake_tensor_shapes():
@@ -55,12 +63,15 @@ def test_fake_tensor_shapes():
         result = vecadd.add(torch.empty(2, 1, 4), torch.empty(3, 1))
     assert result.shape == (2, 3, 4)
     meta = vecadd.add(torch.empty(5, 1, device="meta"), torch.empty(6, device="meta"))
-    assert meta.shape == (5, 6) and meta.device.type == "meta"
+    assert meta.shape == (5, 6)
+    assert meta.device.type == "meta"
 
 
 def test_meta_kernel_checks_like_the_real_one():
-    with pytest.raises(TypeError, match="x has dtype torch.float32 but y has dtype torch.float16"):
-        torch.ops.vecadd.add(torch.empty(2, device="meta"), torch.empty(2, device="meta", dtype=torch.half))
+    with pytest.raises(TypeError, match=r"x has dtype torch.float32 but y has dtype torch.float16"):
+        torch.ops.vecadd.add(
+            torch.empty(2, device="meta"), torch.empty(2, device="meta", dtype=torch.half)
+        )
 
 
 def _count_graph_breaks(function, *args):

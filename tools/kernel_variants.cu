@@ -13,13 +13,13 @@
 
 using vecadd::detail::launch_contiguous;
 
-#define CHECK(call)                                                              \
-  do {                                                                           \
-    cudaError_t status_ = (call);                                                \
-    if (status_ != cudaSuccess) {                                                \
+#define CHECK(call)                                                                \
+  do {                                                                             \
+    cudaError_t status_ = (call);                                                  \
+    if (status_ != cudaSuccess) {                                                  \
       std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(status_)); \
-      std::exit(1);                                                              \
-    }                                                                            \
+      std::exit(1);                                                                \
+    }                                                                              \
   } while (0)
 
 // Median seconds per launch of `launch`, replayed from a graph of `calls` launches.
@@ -72,23 +72,54 @@ void run(const char* type_name, int max_log2) {
     std::function<void(std::int64_t, cudaStream_t)> launch;
   };
   std::vector<Variant> variants = {
-      {"gs256x4/64", [&](std::int64_t n, cudaStream_t s) { launch_contiguous<T, W, 256, 4, std::int64_t, true>(x, y, z, n, alpha, s); }},
-      {"os256x4/32", [&](std::int64_t n, cudaStream_t s) { launch_contiguous<T, W, 256, 4, int, false>(x, y, z, n, alpha, s); }},
-      {"os256x2/32", [&](std::int64_t n, cudaStream_t s) { launch_contiguous<T, W, 256, 2, int, false>(x, y, z, n, alpha, s); }},
-      {"os256x1/32", [&](std::int64_t n, cudaStream_t s) { launch_contiguous<T, W, 256, 1, int, false>(x, y, z, n, alpha, s); }},
-      {"os128x4/32", [&](std::int64_t n, cudaStream_t s) { launch_contiguous<T, W, 128, 4, int, false>(x, y, z, n, alpha, s); }},
-      {"os128x2/32", [&](std::int64_t n, cudaStream_t s) { launch_contiguous<T, W, 128, 2, int, false>(x, y, z, n, alpha, s); }},
-      {"os128x1/32", [&](std::int64_t n, cudaStream_t s) { launch_contiguous<T, W, 128, 1, int, false>(x, y, z, n, alpha, s); }},
-      {"os512x2/32", [&](std::int64_t n, cudaStream_t s) { launch_contiguous<T, W, 512, 2, int, false>(x, y, z, n, alpha, s); }},
-      {"gs256x2/32w2", [&](std::int64_t n, cudaStream_t s) { launch_contiguous<T, W, 256, 2, int, true>(x, y, z, n, alpha, s, 2); }},
-      {"gs256x4/32w4", [&](std::int64_t n, cudaStream_t s) { launch_contiguous<T, W, 256, 4, int, true>(x, y, z, n, alpha, s, 4); }},
+      {"gs256x4/64",
+       [&](std::int64_t n, cudaStream_t s) {
+         launch_contiguous<T, W, 256, 4, std::int64_t, true>(x, y, z, n, alpha, s);
+       }},
+      {"os256x4/32",
+       [&](std::int64_t n, cudaStream_t s) {
+         launch_contiguous<T, W, 256, 4, int, false>(x, y, z, n, alpha, s);
+       }},
+      {"os256x2/32",
+       [&](std::int64_t n, cudaStream_t s) {
+         launch_contiguous<T, W, 256, 2, int, false>(x, y, z, n, alpha, s);
+       }},
+      {"os256x1/32",
+       [&](std::int64_t n, cudaStream_t s) {
+         launch_contiguous<T, W, 256, 1, int, false>(x, y, z, n, alpha, s);
+       }},
+      {"os128x4/32",
+       [&](std::int64_t n, cudaStream_t s) {
+         launch_contiguous<T, W, 128, 4, int, false>(x, y, z, n, alpha, s);
+       }},
+      {"os128x2/32",
+       [&](std::int64_t n, cudaStream_t s) {
+         launch_contiguous<T, W, 128, 2, int, false>(x, y, z, n, alpha, s);
+       }},
+      {"os128x1/32",
+       [&](std::int64_t n, cudaStream_t s) {
+         launch_contiguous<T, W, 128, 1, int, false>(x, y, z, n, alpha, s);
+       }},
+      {"os512x2/32",
+       [&](std::int64_t n, cudaStream_t s) {
+         launch_contiguous<T, W, 512, 2, int, false>(x, y, z, n, alpha, s);
+       }},
+      {"gs256x2/32w2",
+       [&](std::int64_t n, cudaStream_t s) {
+         launch_contiguous<T, W, 256, 2, int, true>(x, y, z, n, alpha, s, 2);
+       }},
+      {"gs256x4/32w4",
+       [&](std::int64_t n, cudaStream_t s) {
+         launch_contiguous<T, W, 256, 4, int, true>(x, y, z, n, alpha, s, 4);
+       }},
   };
   std::printf("\n%s: GB/s\n%10s", type_name, "n");
   for (const auto& v : variants) std::printf(" %13s", v.name.c_str());
   std::printf("\n");
   for (int e = 10; e <= max_log2; e += 2) {
     const std::int64_t n = std::int64_t{1} << e;
-    const int calls = static_cast<int>(std::clamp<std::int64_t>(2000000000 / (3 * n * sizeof(T)), 10, 200));
+    const int calls =
+        static_cast<int>(std::clamp<std::int64_t>(2000000000 / (3 * n * sizeof(T)), 10, 200));
     std::printf("%10lld", static_cast<long long>(n));
     for (const auto& v : variants) {
       const double seconds = time_launch([&](cudaStream_t s) { v.launch(n, s); }, calls);
@@ -96,8 +127,13 @@ void run(const char* type_name, int max_log2) {
     }
     std::printf("\n");
   }
-  const double copy = time_launch([&](cudaStream_t s) { CHECK(cudaMemcpyAsync(z, x, max_n * sizeof(T), cudaMemcpyDeviceToDevice, s)); }, 10);
-  std::printf("copy ceiling at n=2^%d: %.1f GB/s (read + write)\n", max_log2, 2.0 * max_n * sizeof(T) / copy / 1e9);
+  const double copy = time_launch(
+      [&](cudaStream_t s) {
+        CHECK(cudaMemcpyAsync(z, x, max_n * sizeof(T), cudaMemcpyDeviceToDevice, s));
+      },
+      10);
+  std::printf("copy ceiling at n=2^%d: %.1f GB/s (read + write)\n", max_log2,
+              2.0 * max_n * sizeof(T) / copy / 1e9);
   CHECK(cudaFree(x));
   CHECK(cudaFree(y));
   CHECK(cudaFree(z));

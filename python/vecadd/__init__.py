@@ -1,8 +1,8 @@
 """vecadd: z = x + alpha * y as a PyTorch custom op with CPU and CUDA kernels.
 
-    >>> import torch, vecadd
-    >>> vecadd.add(torch.ones(3), torch.arange(3.0), alpha=2)
-    tensor([1., 3., 5.])
+>>> import torch, vecadd
+>>> vecadd.add(torch.ones(3), torch.arange(3.0), alpha=2)
+tensor([1., 3., 5.])
 """
 
 import torch  # noqa: F401  (torch's libraries must be loaded before vecadd._C)

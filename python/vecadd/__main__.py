@@ -12,10 +12,14 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m vecadd",
         description="vecadd: z = x + alpha * y for PyTorch on CPU and CUDA.",
     )
-    parser.add_argument("--cmakedir", action="store_true",
-                        help="print the directory of vecaddConfig.cmake and exit")
-    parser.add_argument("--includes", action="store_true",
-                        help="print the include flag for vecadd's C++ headers and exit")
+    parser.add_argument(
+        "--cmakedir", action="store_true", help="print the directory of vecaddConfig.cmake and exit"
+    )
+    parser.add_argument(
+        "--includes",
+        action="store_true",
+        help="print the include flag for vecadd's C++ headers and exit",
+    )
     commands = parser.add_subparsers(dest="command", metavar="{info,check,bench}")
     info = commands.add_parser("info", help="show how vecadd was built and what it sees")
     info.add_argument("--json", action="store_true", help="print build_info() as JSON")
@@ -29,7 +33,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def _info(as_json: bool) -> int:
     import torch
-
     import vecadd
 
     info = vecadd.build_info()
@@ -39,8 +42,11 @@ def _info(as_json: bool) -> int:
     for key, value in info.items():
         print(f"{key:>14}: {value}")
     print(f"{'torch loaded':>14}: {torch.__version__}")
-    gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] \
-        if torch.cuda.is_available() else []
+    gpus = (
+        [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        if torch.cuda.is_available()
+        else []
+    )
     print(f"{'GPUs':>14}: {', '.join(gpus) if gpus else 'none'}")
     return 0
 

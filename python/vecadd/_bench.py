@@ -21,8 +21,12 @@ from ._module import VecAdd
 from ._ops import add
 
 DTYPE_NAMES = {
-    "float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
-    "float64": torch.float64, "int32": torch.int32, "int64": torch.int64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "int32": torch.int32,
+    "int64": torch.int64,
 }
 LAYOUTS = ("contiguous", "unaligned", "broadcast")
 
@@ -55,19 +59,31 @@ class CallCostRow:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="cpu or cuda[:N] (default: cuda if present)")
-    parser.add_argument("--dtypes", default=",".join(DTYPE_NAMES),
-                        help="comma-separated dtypes (default: all six)")
+    parser.add_argument(
+        "--dtypes", default=",".join(DTYPE_NAMES), help="comma-separated dtypes (default: all six)"
+    )
     parser.add_argument("--min-log2", type=int, default=10, help="smallest n is 2**this (10)")
-    parser.add_argument("--max-log2", type=int, default=None,
-                        help="largest n is 2**this (28 on CUDA, 22 on CPU)")
+    parser.add_argument(
+        "--max-log2", type=int, default=None, help="largest n is 2**this (28 on CUDA, 22 on CPU)"
+    )
     parser.add_argument("--step", type=int, default=1, help="step between exponents (1)")
-    parser.add_argument("--layouts", default="contiguous",
-                        help=f"comma-separated, from {', '.join(LAYOUTS)} (default: contiguous)")
-    parser.add_argument("--out", choices=("both", "yes", "no"), default="both",
-                        help="time with out= given, without, or both (default)")
+    parser.add_argument(
+        "--layouts",
+        default="contiguous",
+        help=f"comma-separated, from {', '.join(LAYOUTS)} (default: contiguous)",
+    )
+    parser.add_argument(
+        "--out",
+        choices=("both", "yes", "no"),
+        default="both",
+        help="time with out= given, without, or both (default)",
+    )
     parser.add_argument("--rounds", type=int, default=7, help="timed rounds; the median is kept")
-    parser.add_argument("--call-cost", action="store_true",
-                        help="also time the per-call host cost on 16-element tensors")
+    parser.add_argument(
+        "--call-cost",
+        action="store_true",
+        help="also time the per-call host cost on 16-element tensors",
+    )
     parser.add_argument("--json", metavar="FILE", help="write the raw numbers as JSON")
     parser.add_argument("--plot", metavar="FILE.png", help="draw bandwidth against n")
 
@@ -78,6 +94,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _timer(device: torch.device) -> Callable[[Callable[[], object], int], float]:
     """Seconds per call of fn, run `calls` times back to back (GPU work included)."""
     if device.type == "cuda":
+
         def time_cuda(fn: Callable[[], object], calls: int) -> float:
             start = torch.cuda.Event(enable_timing=True)
             stop = torch.cuda.Event(enable_timing=True)
@@ -116,9 +133,13 @@ def _as_graph(fn: Callable[[], object], device: torch.device, calls: int) -> Cal
     return graph.replay
 
 
-def _interleaved_medians(first: Callable[[], object], second: Callable[[], object],
-                         timer: Callable[[Callable[[], object], int], float], calls: int,
-                         rounds: int) -> tuple[float, float]:
+def _interleaved_medians(
+    first: Callable[[], object],
+    second: Callable[[], object],
+    timer: Callable[[Callable[[], object], int], float],
+    calls: int,
+    rounds: int,
+) -> tuple[float, float]:
     timer(first, calls)
     timer(second, calls)
     a, b = [], []
@@ -144,8 +165,11 @@ def _operands(n: int, dtype: torch.dtype, device: torch.device, layout: str):
     if layout == "broadcast":
         columns = 1024 if n >= 1024 else n
         rows = n // columns
-        return (make(rows * columns).view(rows, columns), make(columns),
-                torch.empty(rows, columns, device=device, dtype=dtype))
+        return (
+            make(rows * columns).view(rows, columns),
+            make(columns),
+            torch.empty(rows, columns, device=device, dtype=dtype),
+        )
     raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
 
 
@@ -153,16 +177,19 @@ def _bytes_moved(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> int:
     return (x.numel() + y.numel() + z.numel()) * z.element_size()
 
 
-def measure_bandwidth(device: torch.device, dtype: torch.dtype, n: int, layout: str,
-                      with_out: bool, rounds: int) -> BandwidthRow:
+def measure_bandwidth(
+    device: torch.device, dtype: torch.dtype, n: int, layout: str, with_out: bool, rounds: int
+) -> BandwidthRow:
     x, y, z = _operands(n, dtype, device, layout)
     if with_out:
+
         def ours() -> object:
             return add(x, y, out=z)
 
         def theirs() -> object:
             return torch.add(x, y, out=z)
     else:
+
         def ours() -> object:
             return add(x, y)
 
@@ -175,20 +202,34 @@ def measure_bandwidth(device: torch.device, dtype: torch.dtype, n: int, layout: 
         calls = max(3, min(calls, 50))
     timer = _timer(device)
     ours_s, theirs_s = _interleaved_medians(
-        _as_graph(ours, device, calls), _as_graph(theirs, device, calls), timer,
-        1 if device.type == "cuda" else calls, rounds)
+        _as_graph(ours, device, calls),
+        _as_graph(theirs, device, calls),
+        timer,
+        1 if device.type == "cuda" else calls,
+        rounds,
+    )
     if device.type == "cuda":
         ours_s, theirs_s = ours_s / calls, theirs_s / calls
     moved = _bytes_moved(x, y, z)
-    return BandwidthRow(str(device), str(dtype).removeprefix("torch."), n, layout, with_out,
-                        moved / ours_s / 1e9, moved / theirs_s / 1e9)
+    return BandwidthRow(
+        str(device),
+        str(dtype).removeprefix("torch."),
+        n,
+        layout,
+        with_out,
+        moved / ours_s / 1e9,
+        moved / theirs_s / 1e9,
+    )
 
 
 # ---------------------------------------------------------------- per-call host cost
 
 
-def measure_call_cost(device: torch.device, rounds: int = 5, calls: int = 20_000) -> list[CallCostRow]:
+def measure_call_cost(
+    device: torch.device, rounds: int = 5, calls: int = 20_000
+) -> list[CallCostRow]:
     """Wall time per call on 16-element tensors, one synchronization per batch."""
+
     def sync() -> None:
         if device.type == "cuda":
             torch.cuda.synchronize(device)
@@ -213,8 +254,14 @@ def measure_call_cost(device: torch.device, rounds: int = 5, calls: int = 20_000
             ("VecAdd()(x, y)", lambda x=x, y=y: layer(x, y), lambda x=x, y=y: torch.add(x, y)),
         ]
         if not requires_grad:
-            cases.insert(1, ("add(x, y, out=z)", lambda x=x, y=y: add(x, y, out=z),
-                             lambda x=x, y=y: torch.add(x, y, out=z)))
+            cases.insert(
+                1,
+                (
+                    "add(x, y, out=z)",
+                    lambda x=x, y=y, z=z: add(x, y, out=z),
+                    lambda x=x, y=y, z=z: torch.add(x, y, out=z),
+                ),
+            )
         for name, ours, theirs in cases:
             per_call(ours)
             per_call(theirs)
@@ -222,8 +269,9 @@ def measure_call_cost(device: torch.device, rounds: int = 5, calls: int = 20_000
             for _ in range(rounds):
                 ours_us.append(per_call(ours))
                 theirs_us.append(per_call(theirs))
-            rows.append(CallCostRow(name + suffix, statistics.median(ours_us),
-                                    statistics.median(theirs_us)))
+            rows.append(
+                CallCostRow(name + suffix, statistics.median(ours_us), statistics.median(theirs_us))
+            )
     return rows
 
 
@@ -242,10 +290,21 @@ def _progress(items: list, label: str) -> Iterator:
     yield from tqdm(items, desc=label, file=sys.stderr)
 
 
-def run_bandwidth(device: torch.device, dtypes: Iterable[str], exponents: Iterable[int],
-                  layouts: Iterable[str], out_modes: Iterable[bool], rounds: int) -> list[BandwidthRow]:
-    cases = [(dtype, 2**e, layout, with_out) for layout in layouts for dtype in dtypes
-             for e in exponents for with_out in out_modes]
+def run_bandwidth(
+    device: torch.device,
+    dtypes: Iterable[str],
+    exponents: Iterable[int],
+    layouts: Iterable[str],
+    out_modes: Iterable[bool],
+    rounds: int,
+) -> list[BandwidthRow]:
+    cases = [
+        (dtype, 2**e, layout, with_out)
+        for layout in layouts
+        for dtype in dtypes
+        for e in exponents
+        for with_out in out_modes
+    ]
     rows = []
     for dtype, n, layout, with_out in _progress(cases, "bench"):
         rows.append(measure_bandwidth(device, DTYPE_NAMES[dtype], n, layout, with_out, rounds))
@@ -253,18 +312,24 @@ def run_bandwidth(device: torch.device, dtypes: Iterable[str], exponents: Iterab
 
 
 def format_bandwidth(rows: list[BandwidthRow]) -> str:
-    lines = [f"{'n':>11} {'dtype':>9} {'layout':>10} {'out':>4} {'vecadd GB/s':>12} "
-             f"{'torch GB/s':>11} {'ratio':>6}"]
+    lines = [
+        f"{'n':>11} {'dtype':>9} {'layout':>10} {'out':>4} {'vecadd GB/s':>12} "
+        f"{'torch GB/s':>11} {'ratio':>6}"
+    ]
     for row in rows:
-        lines.append(f"{row.n:>11} {row.dtype:>9} {row.layout:>10} {'yes' if row.out else 'no':>4} "
-                     f"{row.vecadd_gbps:>12.1f} {row.torch_gbps:>11.1f} {row.ratio:>6.3f}")
+        lines.append(
+            f"{row.n:>11} {row.dtype:>9} {row.layout:>10} {'yes' if row.out else 'no':>4} "
+            f"{row.vecadd_gbps:>12.1f} {row.torch_gbps:>11.1f} {row.ratio:>6.3f}"
+        )
     return "\n".join(lines)
 
 
 def format_call_cost(rows: list[CallCostRow]) -> str:
     lines = [f"{'call (16 elements)':<34} {'vecadd us':>10} {'torch.add us':>13} {'ratio':>6}"]
     for row in rows:
-        lines.append(f"{row.case:<34} {row.vecadd_us:>10.2f} {row.torch_us:>13.2f} {row.ratio:>6.3f}")
+        lines.append(
+            f"{row.case:<34} {row.vecadd_us:>10.2f} {row.torch_us:>13.2f} {row.ratio:>6.3f}"
+        )
     return "\n".join(lines)
 
 
@@ -283,7 +348,9 @@ def plot_bandwidth(rows: list[BandwidthRow], path: str) -> None:
         label = f"{dtype} {layout}{' out=' if out else ''}"
         sizes = [p.n for p in points]
         axis.plot(sizes, [p.vecadd_gbps for p in points], "-", color=color, label=f"vecadd {label}")
-        axis.plot(sizes, [p.torch_gbps for p in points], ":", color=color, label=f"torch.add {label}")
+        axis.plot(
+            sizes, [p.torch_gbps for p in points], ":", color=color, label=f"torch.add {label}"
+        )
     axis.set_xscale("log", base=2)
     axis.set_xlabel("n (elements)")
     axis.set_ylabel("GB/s (3 n itemsize bytes per call)")
@@ -303,9 +370,11 @@ def run_from_arguments(args: argparse.Namespace) -> int:
     layouts = [name.strip() for name in args.layouts.split(",") if name.strip()]
     bad_layouts = [name for name in layouts if name not in LAYOUTS]
     if unknown or bad_layouts:
-        print(f"python -m vecadd bench: unknown dtype(s) {unknown} or layout(s) {bad_layouts}; "
-              f"expected dtypes from {', '.join(DTYPE_NAMES)} and layouts from {', '.join(LAYOUTS)}",
-              file=sys.stderr)
+        print(
+            f"python -m vecadd bench: unknown dtype(s) {unknown} or layout(s) {bad_layouts}; "
+            f"expected dtypes from {', '.join(DTYPE_NAMES)} and layouts from {', '.join(LAYOUTS)}",
+            file=sys.stderr,
+        )
         return 2
     max_log2 = args.max_log2 if args.max_log2 is not None else (28 if device.type == "cuda" else 22)
     exponents = range(args.min_log2, max_log2 + 1, args.step)

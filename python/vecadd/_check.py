@@ -27,8 +27,9 @@ def available_devices() -> list[torch.device]:
     return devices
 
 
-def random_tensor(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device,
-                  generator: torch.Generator) -> torch.Tensor:
+def random_tensor(
+    shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, generator: torch.Generator
+) -> torch.Tensor:
     if dtype.is_floating_point:
         values = torch.randn(shape, generator=generator, dtype=torch.float64)
     else:
@@ -36,12 +37,14 @@ def random_tensor(shape: tuple[int, ...], dtype: torch.dtype, device: torch.devi
     return values.to(device=device, dtype=dtype)
 
 
-def assert_matches_torch_add(result: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
-                             alpha: float | int = 1) -> None:
+def assert_matches_torch_add(
+    result: torch.Tensor, x: torch.Tensor, y: torch.Tensor, alpha: float | int = 1
+) -> None:
     """Bit-exact against torch.add for alpha = 1 and integers; otherwise within one rounding
     of the exact value (torch may fuse the multiply-add or round alpha * y first)."""
     expected = torch.add(x, y, alpha=alpha)
-    assert result.shape == expected.shape and result.dtype == expected.dtype
+    assert result.shape == expected.shape
+    assert result.dtype == expected.dtype
     assert result.device == expected.device
     if alpha == 1 or not x.dtype.is_floating_point:
         torch.testing.assert_close(result, expected, rtol=0, atol=0, equal_nan=True)
@@ -67,6 +70,7 @@ def check_device(device: torch.device, seed: int = 0) -> list[CheckResult]:
     generator = torch.Generator().manual_seed(seed)
     results = []
     for dtype in DTYPES:
+
         def same_as_torch(dtype: torch.dtype = dtype) -> None:
             x = random_tensor((1000, 33), dtype, device, generator)
             y = random_tensor((33,), dtype, device, generator)
@@ -81,7 +85,8 @@ def check_device(device: torch.device, seed: int = 0) -> list[CheckResult]:
         x = random_tensor((8, 5), torch.float64, device, generator).requires_grad_()
         y = random_tensor((5,), torch.float64, device, generator).requires_grad_()
         add(x, y, alpha=2.5).sum().backward()
-        assert x.grad is not None and y.grad is not None
+        assert x.grad is not None
+        assert y.grad is not None
         torch.testing.assert_close(x.grad, torch.ones_like(x))
         torch.testing.assert_close(y.grad, torch.full_like(y, 8 * 2.5))
 

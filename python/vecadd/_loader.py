@@ -28,8 +28,9 @@ def torch_series(version: str) -> str:
     return f"{match.group(1)}.{match.group(2)}" if match else version
 
 
-def incompatibility(built_torch: str, built_cuda: str | None, running_torch: str,
-                    running_cuda: str | None) -> str | None:
+def incompatibility(
+    built_torch: str, built_cuda: str | None, running_torch: str, running_cuda: str | None
+) -> str | None:
     """Why a module built against one torch cannot load under another, or None if it can."""
     if torch_series(built_torch) != torch_series(running_torch):
         return (
@@ -48,8 +49,10 @@ def incompatibility(built_torch: str, built_cuda: str | None, running_torch: str
 def load_extension() -> ModuleType:
     if os.environ.get(SKIP_CHECK_VARIABLE) != "1":
         problem = incompatibility(
-            _build_config.TORCH_VERSION, _build_config.CUDA_VERSION,
-            torch.__version__, torch.version.cuda,
+            _build_config.TORCH_VERSION,
+            _build_config.CUDA_VERSION,
+            torch.__version__,
+            torch.version.cuda,
         )
         if problem is not None:
             raise ImportError(f"{problem}\n{REBUILD_HINT}")

@@ -31,7 +31,8 @@ void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, 
   detail::ElementOffsets<std::int64_t> base;
   for (std::int64_t done = 0; done < count; done += run) {
     for (std::int64_t i = 0; i < run; ++i) {
-      z[base.z + i * z_step] = detail::add_scaled(x[base.x + i * x_step], y[base.y + i * y_step], scale);
+      z[base.z + i * z_step] =
+          detail::add_scaled(x[base.x + i * x_step], y[base.y + i * y_step], scale);
     }
     for (int d = inner - 1; d >= 0; --d) {
       base.x += layout.x_strides[d];
@@ -48,8 +49,8 @@ void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, 
   }
 }
 
-#define VECADD_INSTANTIATE_CPU(T)                                               \
-  template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T);            \
+#define VECADD_INSTANTIATE_CPU(T)                                    \
+  template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T); \
   template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, T);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_INSTANTIATE_CPU)
 #undef VECADD_INSTANTIATE_CPU

@@ -50,8 +50,7 @@ std::int64_t max_offset(const std::int64_t* strides, const StridedLayout& layout
 }  // namespace
 
 template <class T>
-cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha,
-                     cudaStream_t stream) {
+cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha, cudaStream_t stream) {
   if (n <= 0) {
     return cudaSuccess;
   }
@@ -75,8 +74,8 @@ cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha,
 }
 
 template <class T>
-cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& layout,
-                             T alpha, cudaStream_t stream) {
+cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& layout, T alpha,
+                             cudaStream_t stream) {
   const std::int64_t count = element_count(layout);
   if (count <= 0) {
     return cudaSuccess;
@@ -84,21 +83,22 @@ cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& 
   const auto scale = detail::ElementMath<T>::load(alpha);
   const unsigned grid = strided_grid(count);
   // 32-bit index arithmetic is several times cheaper; use it whenever nothing can overflow.
-  const bool fits_32 = count <= kMaxIndex32 && max_offset(layout.x_strides, layout) <= kMaxIndex32 &&
+  const bool fits_32 = count <= kMaxIndex32 &&
+                       max_offset(layout.x_strides, layout) <= kMaxIndex32 &&
                        max_offset(layout.y_strides, layout) <= kMaxIndex32 &&
                        max_offset(layout.z_strides, layout) <= kMaxIndex32;
   if (fits_32) {
     add_strided_kernel<T, std::int32_t><<<grid, kThreadsPerBlock, 0, stream>>>(
         x, y, z, layout, static_cast<std::int32_t>(count), scale);
   } else {
-    add_strided_kernel<T, std::int64_t><<<grid, kThreadsPerBlock, 0, stream>>>(
-        x, y, z, layout, count, scale);
+    add_strided_kernel<T, std::int64_t>
+        <<<grid, kThreadsPerBlock, 0, stream>>>(x, y, z, layout, count, scale);
   }
   return cudaGetLastError();
 }
 
-#define VECADD_INSTANTIATE_CUDA(T)                                                       \
-  template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, T, cudaStream_t); \
+#define VECADD_INSTANTIATE_CUDA(T)                                                          \
+  template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, T, cudaStream_t);  \
   template cudaError_t add_strided_cuda<T>(const T*, const T*, T*, const StridedLayout&, T, \
                                            cudaStream_t);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_INSTANTIATE_CUDA)

@@ -101,8 +101,7 @@ PyObject* add_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t narg
 }
 
 PyMethodDef add_method = {
-    "add", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&add_entry)),
-    METH_FASTCALL,
+    "add", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&add_entry)), METH_FASTCALL,
     "add(x, y, alpha, out) -> Tensor\n\nLean entry to torch.ops.vecadd.add for plain tensors; "
     "use vecadd.add instead."};
 

@@ -16,8 +16,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -38,19 +38,32 @@ constexpr std::int64_t kCpuGrainSize = 32768;
 
 std::string dtype_name(at::ScalarType dtype) {
   switch (dtype) {
-    case at::kHalf: return "torch.float16";
-    case at::kBFloat16: return "torch.bfloat16";
-    case at::kFloat: return "torch.float32";
-    case at::kDouble: return "torch.float64";
-    case at::kInt: return "torch.int32";
-    case at::kLong: return "torch.int64";
-    case at::kBool: return "torch.bool";
-    case at::kByte: return "torch.uint8";
-    case at::kChar: return "torch.int8";
-    case at::kShort: return "torch.int16";
-    case at::kComplexFloat: return "torch.complex64";
-    case at::kComplexDouble: return "torch.complex128";
-    default: return std::string("torch.") + c10::toString(dtype);
+    case at::kHalf:
+      return "torch.float16";
+    case at::kBFloat16:
+      return "torch.bfloat16";
+    case at::kFloat:
+      return "torch.float32";
+    case at::kDouble:
+      return "torch.float64";
+    case at::kInt:
+      return "torch.int32";
+    case at::kLong:
+      return "torch.int64";
+    case at::kBool:
+      return "torch.bool";
+    case at::kByte:
+      return "torch.uint8";
+    case at::kChar:
+      return "torch.int8";
+    case at::kShort:
+      return "torch.int16";
+    case at::kComplexFloat:
+      return "torch.complex64";
+    case at::kComplexDouble:
+      return "torch.complex128";
+    default:
+      return std::string("torch.") + c10::toString(dtype);
   }
 }
 
@@ -59,7 +72,9 @@ constexpr const char* kSupportedDtypes =
 
 // Numbers in messages are formatted without iostreams: some toolchains (seen with a GCC
 // 13 build under torch 2.11) crash inserting integers into a stream from an extension.
-std::string number_text(std::int64_t value) { return std::to_string(value); }
+std::string number_text(std::int64_t value) {
+  return std::to_string(value);
+}
 
 std::string number_text(const c10::SymInt& value) {
   if (const auto known = value.maybe_as_int()) {
@@ -103,12 +118,18 @@ struct ElementTag {
 template <class Fn>
 decltype(auto) dispatch_element_type(at::ScalarType dtype, Fn&& fn) {
   switch (dtype) {
-    case at::kHalf: return fn(ElementTag<vecadd::float16>{});
-    case at::kBFloat16: return fn(ElementTag<vecadd::bfloat16>{});
-    case at::kFloat: return fn(ElementTag<float>{});
-    case at::kDouble: return fn(ElementTag<double>{});
-    case at::kInt: return fn(ElementTag<std::int32_t>{});
-    case at::kLong: return fn(ElementTag<std::int64_t>{});
+    case at::kHalf:
+      return fn(ElementTag<vecadd::float16>{});
+    case at::kBFloat16:
+      return fn(ElementTag<vecadd::bfloat16>{});
+    case at::kFloat:
+      return fn(ElementTag<float>{});
+    case at::kDouble:
+      return fn(ElementTag<double>{});
+    case at::kInt:
+      return fn(ElementTag<std::int32_t>{});
+    case at::kLong:
+      return fn(ElementTag<std::int64_t>{});
     default:
       TORCH_CHECK_TYPE(false, kOp, ": dtype ", dtype_name(dtype), " is not supported; expected ",
                        kSupportedDtypes);
@@ -122,8 +143,10 @@ bool is_supported_dtype(at::ScalarType dtype) {
     case at::kFloat:
     case at::kDouble:
     case at::kInt:
-    case at::kLong: return true;
-    default: return false;
+    case at::kLong:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -131,7 +154,8 @@ bool is_supported_dtype(at::ScalarType dtype) {
 template <class T>
 T alpha_as(const c10::Scalar& alpha) {
   if constexpr (std::is_same_v<T, vecadd::float16> || std::is_same_v<T, vecadd::bfloat16>) {
-    using TorchHalf = std::conditional_t<std::is_same_v<T, vecadd::float16>, at::Half, at::BFloat16>;
+    using TorchHalf =
+        std::conditional_t<std::is_same_v<T, vecadd::float16>, at::Half, at::BFloat16>;
     const TorchHalf rounded(alpha.to<float>());
     T value;
     static_assert(sizeof value == sizeof rounded);
@@ -167,14 +191,16 @@ void check_inputs(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& a
                    "; expected the same dtype (vecadd does not promote types: convert one, "
                    "e.g. y.to(x.dtype))");
   TORCH_CHECK(x.device() == y.device(), kOp, ": x is on ", x.device().str(), " but y is on ",
-              y.device().str(), "; expected both on the same device (move one, e.g. y.to(x.device))");
+              y.device().str(),
+              "; expected both on the same device (move one, e.g. y.to(x.device))");
   TORCH_CHECK_TYPE(!alpha.isComplex(), kOp,
                    ": argument 'alpha' is a complex number; expected a real number");
   if (at::isIntegralType(x.scalar_type(), /*includeBool=*/false) && alpha.isFloatingPoint()) {
     const double value = alpha.toDouble();
     TORCH_CHECK_TYPE(std::isfinite(value) && value == std::trunc(value), kOp,
                      ": argument 'alpha' is ", scalar_text(alpha), " but x and y have dtype ",
-                     dtype_name(x.scalar_type()), "; expected an integral alpha for integer tensors");
+                     dtype_name(x.scalar_type()),
+                     "; expected an integral alpha for integer tensors");
   }
 }
 
@@ -206,12 +232,13 @@ std::vector<Int> broadcast_shape(const at::Tensor& x, const at::Tensor& y) {
 
 template <class Int>
 void check_out(const at::Tensor& out, const at::Tensor& x, const std::vector<Int>& shape) {
-  TORCH_CHECK_TYPE(out.defined(), kOp, ": argument 'out' is an undefined tensor; expected a tensor");
+  TORCH_CHECK_TYPE(out.defined(), kOp,
+                   ": argument 'out' is an undefined tensor; expected a tensor");
   TORCH_CHECK_TYPE(out.scalar_type() == x.scalar_type(), kOp, ": out has dtype ",
                    dtype_name(out.scalar_type()), "; expected ", dtype_name(x.scalar_type()),
                    ", the dtype of x and y");
-  TORCH_CHECK(out.device() == x.device(), kOp, ": out is on ", out.device().str(),
-              "; expected ", x.device().str(), ", the device of x and y");
+  TORCH_CHECK(out.device() == x.device(), kOp, ": out is on ", out.device().str(), "; expected ",
+              x.device().str(), ", the device of x and y");
   TORCH_CHECK_VALUE(sizes_of<Int>(out) == c10::ArrayRef<Int>(shape), kOp, ": out has shape ",
                     shape_text(sizes_of<Int>(out)), "; expected ",
                     shape_text(c10::ArrayRef<Int>(shape)),
@@ -244,8 +271,8 @@ void check_out_memory(const at::Tensor& out, const at::Tensor& input, const char
   if (status == at::MemOverlapStatus::Full || status == at::MemOverlapStatus::No) {
     return;  // the very same view (in-place) is safe: each element is read before written
   }
-  TORCH_CHECK(status != at::MemOverlapStatus::Partial && !memory_ranges_intersect(out, input),
-              kOp, ": out partly overlaps the memory of '", name,
+  TORCH_CHECK(status != at::MemOverlapStatus::Partial && !memory_ranges_intersect(out, input), kOp,
+              ": out partly overlaps the memory of '", name,
               "'; expected out to be either that very tensor (in-place) or separate memory "
               "(clone one of them first)");
 }
@@ -290,8 +317,7 @@ bool make_strided_layout(const at::Tensor& x, const at::Tensor& y, const at::Ten
     if (!sizes.empty()) {
       const std::int64_t inner = sizes.back();
       const bool mergeable = x_strides[d] == xs.back() * inner &&
-                             y_strides[d] == ys.back() * inner &&
-                             z_strides[d] == zs.back() * inner;
+                             y_strides[d] == ys.back() * inner && z_strides[d] == zs.back() * inner;
       if (mergeable) {
         sizes.back() *= shape[d];
         continue;
@@ -329,12 +355,16 @@ cudaStream_t current_stream(const at::Device& device) {
   const std::string gpu = known ? properties.name : "unknown GPU";
   const std::string capability =
       known ? std::to_string(properties.major) + "." + std::to_string(properties.minor) : "?";
-  const std::string arch = known ? std::to_string(properties.major * 10 + properties.minor) : "<arch>";
+  const std::string arch =
+      known ? std::to_string(properties.major * 10 + properties.minor) : "<arch>";
   TORCH_CHECK(false, kOp, ": this build of vecadd holds no CUDA code that can run on ",
-              device.str(),
-              " (", gpu, ", compute capability ", capability, "): it was compiled for CUDA "
-              "architectures '", VECADD_CUDA_ARCHITECTURES, "' (vecadd.build_info()['cuda_archs'] "
-              "lists them) and the driver reports: ", cudaGetErrorString(status),
+              device.str(), " (", gpu, ", compute capability ", capability,
+              "): it was compiled for CUDA "
+              "architectures '",
+              VECADD_CUDA_ARCHITECTURES,
+              "' (vecadd.build_info()['cuda_archs'] "
+              "lists them) and the driver reports: ",
+              cudaGetErrorString(status),
               ". Rebuild vecadd for this GPU from its source, e.g.\n  pip install "
               "--no-build-isolation --force-reinstall -C cmake.define.CMAKE_CUDA_ARCHITECTURES=",
               arch, " .");
@@ -348,8 +378,8 @@ void check_launch(cudaError_t status, const at::Device& device) {
       status == cudaErrorUnsupportedPtxVersion) {
     fail_no_kernel_image(status, device);
   }
-  TORCH_CHECK(false, kOp, ": launching the CUDA kernel on ", device.str(), " failed: ",
-              cudaGetErrorString(status));
+  TORCH_CHECK(false, kOp, ": launching the CUDA kernel on ", device.str(),
+              " failed: ", cudaGetErrorString(status));
 }
 #endif
 
@@ -404,14 +434,14 @@ void compute_into(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& a
     using T = typename decltype(tag)::type;
     const T scale = alpha_as<T>(alpha);
     if (contiguous) {
-      run_contiguous<T>(pointer_to<T>(x), pointer_to<T>(y), mutable_pointer_to<T>(out),
-                        out.numel(), scale, device);
+      run_contiguous<T>(pointer_to<T>(x), pointer_to<T>(y), mutable_pointer_to<T>(out), out.numel(),
+                        scale, device);
       return;
     }
     vecadd::StridedLayout layout;
     if (make_strided_layout(x, y, out, layout)) {
-      run_strided<T>(pointer_to<T>(x), pointer_to<T>(y), mutable_pointer_to<T>(out), layout,
-                     scale, device);
+      run_strided<T>(pointer_to<T>(x), pointer_to<T>(y), mutable_pointer_to<T>(out), layout, scale,
+                     device);
       return;
     }
     // More than kMaxDims dimensions survive merging: compute on dense copies instead.
@@ -487,7 +517,8 @@ struct AddBackward final : public torch::autograd::Node {
 
 // torch moved autograd nodes from std::shared_ptr to c10::intrusive_ptr; follow the edge type.
 using NodePointer = decltype(torch::autograd::Edge::function);
-constexpr bool kIntrusiveNodes = !std::is_same_v<NodePointer, std::shared_ptr<torch::autograd::Node>>;
+constexpr bool kIntrusiveNodes =
+    !std::is_same_v<NodePointer, std::shared_ptr<torch::autograd::Node>>;
 
 template <class NodeType>
 auto make_node() {
@@ -520,7 +551,8 @@ void add_out_autograd(const at::Tensor& x, const at::Tensor& y, const c10::Scala
                       at::Tensor& out) {
   TORCH_CHECK(!(at::GradMode::is_enabled() &&
                 (x.requires_grad() || y.requires_grad() || out.requires_grad())),
-              kOp, ": out= cannot be used when x, y or out requires grad (autograd does not "
+              kOp,
+              ": out= cannot be used when x, y or out requires grad (autograd does not "
               "flow through out=); expected no out= (call vecadd.add(x, y)) or a call inside "
               "torch.no_grad()");
   {

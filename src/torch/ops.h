@@ -8,8 +8,7 @@
 namespace vecadd::torch_binding {
 
 using AddSignature = at::Tensor(const at::Tensor&, const at::Tensor&, const c10::Scalar&);
-using AddOutSignature = void(const at::Tensor&, const at::Tensor&, const c10::Scalar&,
-                             at::Tensor&);
+using AddOutSignature = void(const at::Tensor&, const at::Tensor&, const c10::Scalar&, at::Tensor&);
 
 // vecadd::add(Tensor x, Tensor y, *, Scalar alpha=1) -> Tensor
 const c10::TypedOperatorHandle<AddSignature>& add_operator();

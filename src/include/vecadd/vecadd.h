@@ -68,12 +68,11 @@ void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, 
 // e.g. cudaErrorNoKernelImageForDevice when this build holds no code for the GPU).
 // Execution errors surface later, on the stream, as with any CUDA launch.
 template <class T>
-cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha,
-                     cudaStream_t stream);
+cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha, cudaStream_t stream);
 
 template <class T>
-cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& layout,
-                             T alpha, cudaStream_t stream);
+cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& layout, T alpha,
+                             cudaStream_t stream);
 #endif
 
 // The six element types every entry point is instantiated for.
@@ -85,19 +84,17 @@ cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& 
   MACRO(std::int32_t)                       \
   MACRO(std::int64_t)
 
-#define VECADD_DECLARE_CPU(T)                                                        \
-  extern template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T);          \
-  extern template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, \
-                                          T);
+#define VECADD_DECLARE_CPU(T)                                               \
+  extern template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T); \
+  extern template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, T);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_DECLARE_CPU)
 #undef VECADD_DECLARE_CPU
 
 #if VECADD_WITH_CUDA
-#define VECADD_DECLARE_CUDA(T)                                                            \
-  extern template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, T,        \
-                                          cudaStream_t);                                  \
-  extern template cudaError_t add_strided_cuda<T>(const T*, const T*, T*,                 \
-                                                  const StridedLayout&, T, cudaStream_t);
+#define VECADD_DECLARE_CUDA(T)                                                                     \
+  extern template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, T, cudaStream_t);  \
+  extern template cudaError_t add_strided_cuda<T>(const T*, const T*, T*, const StridedLayout&, T, \
+                                                  cudaStream_t);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_DECLARE_CUDA)
 #undef VECADD_DECLARE_CUDA
 #endif
