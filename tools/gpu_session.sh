@@ -32,8 +32,11 @@ for step in $steps; do
     test)
       run python3 -m pytest -q -ra -p no:cacheprovider tests 2>&1 | tee "$OUT/pytest.log" | tail -25 ;;
     bench)
-      run python3 -m vecadd bench --min-log2 10 --max-log2 28 --step 2 --call-cost \
-        --json "$OUT/bench.json" --plot "$OUT/bench.png" 2>"$OUT/bench.err" | tee "$OUT/bench.txt" ;;
+      run python3 -m vecadd bench --min-log2 10 --max-log2 28 --call-cost \
+        --json "$OUT/bench.json" --plot "$OUT/bench.png" 2>"$OUT/bench.err" | tee "$OUT/bench.txt"
+      run python3 -m vecadd bench --min-log2 12 --max-log2 28 --step 4 --out no \
+        --layouts unaligned,broadcast --json "$OUT/bench-layouts.json" 2>>"$OUT/bench.err" |
+        tee "$OUT/bench-layouts.txt" ;;
     archs)
       run python3 -m pytest -q -ra -p no:cacheprovider -m "build" tests 2>&1 | tee "$OUT/archs.log" | tail -25 ;;
     variants)
@@ -42,10 +45,12 @@ for step in $steps; do
         tools/kernel_variants.cu -o /tmp/kernel_variants
       run /tmp/kernel_variants 2>&1 | tee "$OUT/variants.txt" ;;
     sanitize)
+      # The CUDA cases of the suite, less the 12 GiB one and the thread storm (too slow here).
       for tool in memcheck racecheck initcheck; do
-        run compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q -x -p no:cacheprovider \
-          tests/test_cuda.py tests/test_add.py -k "cuda and not more_than_two and not threads" \
-          > "$OUT/sanitize-$tool.log" 2>&1; tail -3 "$OUT/sanitize-$tool.log"
+        run timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q -x \
+          -p no:cacheprovider tests/test_cuda.py tests/test_add.py tests/test_autograd.py \
+          -k "cuda and not more_than_two and not threads" > "$OUT/sanitize-$tool.log" 2>&1
+        echo "$tool: $(grep -E "ERROR SUMMARY|passed|failed" "$OUT/sanitize-$tool.log" | tr '\n' ' ')"
       done ;;
   esac
 done

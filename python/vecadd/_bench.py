@@ -222,6 +222,21 @@ def measure_bandwidth(
     )
 
 
+def measure_copy_ceiling(device: torch.device, n: int, rounds: int) -> float:
+    """GB/s of torch's device copy z.copy_(x) (read n, write n): the memory ceiling."""
+    x = torch.randn(n, device=device)
+    z = torch.empty_like(x)
+    calls = max(3, min(50, int(2e9 // (2 * n * 4))))
+    timer = _timer(device)
+    copy = _as_graph(lambda: z.copy_(x), device, calls)
+    per_batch = 1 if device.type == "cuda" else calls
+    timer(copy, per_batch)
+    seconds = statistics.median(timer(copy, per_batch) for _ in range(rounds))
+    if device.type == "cuda":
+        seconds /= calls
+    return 2 * n * 4 / seconds / 1e9
+
+
 # ---------------------------------------------------------------- per-call host cost
 
 
@@ -381,6 +396,8 @@ def run_from_arguments(args: argparse.Namespace) -> int:
     out_modes = {"both": (False, True), "yes": (True,), "no": (False,)}[args.out]
     rows = run_bandwidth(device, dtypes, exponents, layouts, out_modes, args.rounds)
     print(format_bandwidth(rows))
+    copy_gbps = measure_copy_ceiling(device, 2**max_log2, args.rounds)
+    print(f"\ncopy ceiling (z.copy_(x), float32, n=2**{max_log2}): {copy_gbps:.1f} GB/s")
     call_rows = measure_call_cost(device) if args.call_cost else []
     if call_rows:
         print()
@@ -391,6 +408,7 @@ def run_from_arguments(args: argparse.Namespace) -> int:
             "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
             "torch": torch.__version__,
             "cuda": torch.version.cuda,
+            "copy_ceiling_gbps": copy_gbps,
             "bandwidth": [asdict(row) | {"ratio": row.ratio} for row in rows],
             "call_cost": [asdict(row) | {"ratio": row.ratio} for row in call_rows],
         }
