@@ -47,7 +47,7 @@ for step in $steps; do
     sanitize)
       # The CUDA cases of the suite, less the 12 GiB one and the thread storm (too slow here).
       for tool in memcheck racecheck initcheck; do
-        run timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q -x \
+        run timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q -x \
           -p no:cacheprovider tests/test_cuda.py tests/test_add.py tests/test_autograd.py \
           -k "cuda and not more_than_two and not threads" > "$OUT/sanitize-$tool.log" 2>&1
         echo "$tool: $(grep -E "ERROR SUMMARY|passed|failed" "$OUT/sanitize-$tool.log" | tr '\n' ' ')"
