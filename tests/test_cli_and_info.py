@@ -145,3 +145,10 @@ def test_cli_bench_rejects_unknown_dtype():
     ran = run_cli("bench", "--dtypes", "complex64")
     assert ran.returncode == 2
     assert "unknown dtype(s) ['complex64']" in ran.stderr
+
+
+def test_installed_metadata_pins_the_torch_series_built_against():
+    from importlib.metadata import requires
+
+    pins = [r for r in requires("vecadd") or [] if r.startswith("torch")]
+    assert pins == [f"torch=={_loader.torch_series(vecadd.build_info()['torch_version'])}.*"]

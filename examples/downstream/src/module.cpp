@@ -9,20 +9,43 @@
 
 #include <vecadd/vecadd.h>
 
+#if VECADD_WITH_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
 namespace {
 
-// a + b + c for contiguous CPU float32 tensors of one shape, by calling the kernel library.
-at::Tensor sum_of_three_cpu(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
+// a + b + c for contiguous float32 tensors of one shape on one device, by calling the
+// kernel library directly: vecadd::add_cpu on the CPU, vecadd::add_cuda on a GPU.
+at::Tensor sum_of_three(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
   for (const at::Tensor* t : {&a, &b, &c}) {
-    TORCH_CHECK(t->device().is_cpu() && t->scalar_type() == at::kFloat && t->is_contiguous() &&
+    TORCH_CHECK(t->device() == a.device() && t->scalar_type() == at::kFloat && t->is_contiguous() &&
                     t->sizes() == a.sizes(),
-                "sum_of_three_cpu: expected contiguous CPU float32 tensors of one shape");
+                "sum_of_three: expected contiguous float32 tensors of one shape on one device");
   }
   at::Tensor out = at::empty(a.sizes(), a.options());
   const std::int64_t n = a.numel();
-  vecadd::add_cpu<float>(a.data_ptr<float>(), b.data_ptr<float>(), out.data_ptr<float>(), n, 1.0f);
-  vecadd::add_cpu<float>(out.data_ptr<float>(), c.data_ptr<float>(), out.data_ptr<float>(), n,
-                         1.0f);
+  const float* pa = a.data_ptr<float>();
+  const float* pb = b.data_ptr<float>();
+  const float* pc = c.data_ptr<float>();
+  float* po = out.data_ptr<float>();
+  if (a.is_cuda()) {
+#if VECADD_WITH_CUDA
+    const c10::cuda::CUDAGuard guard(a.device());
+    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+    auto check = [](cudaError_t status) {
+      TORCH_CHECK(status == cudaSuccess, "vecadd::add_cuda failed: ", cudaGetErrorString(status));
+    };
+    check(vecadd::add_cuda<float>(pa, pb, po, n, 1.0f, stream));
+    check(vecadd::add_cuda<float>(po, pc, po, n, 1.0f, stream));
+#else
+    TORCH_CHECK(false, "sum_of_three: the installed vecadd was built without CUDA");
+#endif
+  } else {
+    vecadd::add_cpu<float>(pa, pb, po, n, 1.0f);
+    vecadd::add_cpu<float>(po, pc, po, n, 1.0f);
+  }
   return out;
 }
 
@@ -45,7 +68,7 @@ TORCH_LIBRARY(vecadd_downstream, m) {
 }
 
 PYBIND11_MODULE(_C, m) {
-  m.def("sum_of_three_cpu", &sum_of_three_cpu, "a + b + c through vecadd::add_cpu");
+  m.def("sum_of_three", &sum_of_three, "a + b + c through vecadd::add_cpu / vecadd::add_cuda");
   m.attr("WITH_CUDA") = static_cast<bool>(VECADD_WITH_CUDA);
   m.attr("VECADD_VERSION") = VECADD_VERSION_STRING;
 }

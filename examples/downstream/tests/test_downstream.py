@@ -4,14 +4,18 @@ import vecadd_downstream
 import torch
 
 
-def test_kernel_library_from_cpp():
-    a, b, c = (torch.randn(1000) for _ in range(3))
-    torch.testing.assert_close(vecadd_downstream.sum_of_three_cpu(a, b, c), a + b + c)
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_kernel_library_from_cpp(device):
+    a, b, c = (torch.randn(1000, device=device) for _ in range(3))
+    torch.testing.assert_close(vecadd_downstream.sum_of_three(a, b, c), a + b + c)
 
 
 def test_bad_input_to_the_cpp_function_is_an_error():
-    with pytest.raises(RuntimeError, match="expected contiguous CPU float32"):
-        vecadd_downstream.sum_of_three_cpu(
+    with pytest.raises(RuntimeError, match="expected contiguous float32"):
+        vecadd_downstream.sum_of_three(
             torch.ones(3, dtype=torch.float64), torch.ones(3), torch.ones(3)
         )
 

@@ -1,0 +1,65 @@
+"""A plain C++ program (no torch, no Python) finds vecadd's installed CMake package."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import vecadd
+
+pytestmark = pytest.mark.build
+
+CONSUMER_CMAKE = """
+cmake_minimum_required(VERSION 3.26)
+project(consumer LANGUAGES CXX)
+find_package(vecadd 0.1 CONFIG REQUIRED)
+message(STATUS "found vecadd ${vecadd_VERSION} with CUDA=${vecadd_WITH_CUDA}")
+add_executable(consumer main.cpp)
+target_link_libraries(consumer PRIVATE vecadd::vecadd)
+"""
+
+CONSUMER_MAIN = """
+#include <cstdio>
+#include <vecadd/vecadd.h>
+int main() {
+  const double x[3] = {1.0, 2.0, 3.0};
+  const double y[3] = {10.0, 20.0, 30.0};
+  double z[3];
+  vecadd::add_cpu<double>(x, y, z, 3, 2.0);
+  std::printf("%g %g %g %s\\n", z[0], z[1], z[2], VECADD_VERSION_STRING);
+  return 0;
+}
+"""
+
+
+def test_find_package_from_the_installed_wheel(tmp_path):
+    (tmp_path / "CMakeLists.txt").write_text(CONSUMER_CMAKE)
+    (tmp_path / "main.cpp").write_text(CONSUMER_MAIN)
+    cmake = shutil.which("cmake", path=str(Path(sys.executable).parent)) or "cmake"
+    configured = subprocess.run(
+        [cmake, "-S", str(tmp_path), "-B", str(tmp_path / "build"), "-G", "Ninja",
+         f"-DCMAKE_PREFIX_PATH={vecadd.get_cmake_dir()}"],
+        capture_output=True, text=True)
+    assert configured.returncode == 0, configured.stdout + configured.stderr
+    assert f"found vecadd {vecadd.__version__}" in configured.stdout
+    built = subprocess.run([cmake, "--build", str(tmp_path / "build")], capture_output=True, text=True)
+    assert built.returncode == 0, built.stdout + built.stderr
+    ran = subprocess.run([str(tmp_path / "build" / "consumer")], capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["21", "42", "63", vecadd.__version__]
+
+
+def test_older_minor_series_is_not_accepted(tmp_path):
+    (tmp_path / "CMakeLists.txt").write_text(CONSUMER_CMAKE.replace("vecadd 0.1", "vecadd 0.0"))
+    (tmp_path / "main.cpp").write_text(CONSUMER_MAIN)
+    cmake = shutil.which("cmake", path=str(Path(sys.executable).parent)) or "cmake"
+    configured = subprocess.run(
+        [cmake, "-S", str(tmp_path), "-B", str(tmp_path / "build"), "-G", "Ninja",
+         f"-Dvecadd_DIR={vecadd.get_cmake_dir()}"],
+        capture_output=True, text=True)
+    assert configured.returncode != 0
+    assert "not compatible" in configured.stderr or "version" in configured.stderr
