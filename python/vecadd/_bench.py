@@ -369,7 +369,9 @@ def plot_bandwidth(rows: list[BandwidthRow], path: str) -> None:
     axis.set_xscale("log", base=2)
     axis.set_xlabel("n (elements)")
     axis.set_ylabel("GB/s (3 n itemsize bytes per call)")
-    axis.set_title(f"vecadd.add (solid) vs torch.add (dotted) on {rows[0].device}")
+    device = torch.device(rows[0].device)
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    axis.set_title(f"vecadd.add (solid) vs torch.add (dotted), {name}")
     axis.grid(True, which="both", alpha=0.3)
     axis.legend(fontsize=6, ncol=2)
     figure.tight_layout()
