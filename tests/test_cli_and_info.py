@@ -152,3 +152,24 @@ def test_installed_metadata_pins_the_torch_series_built_against():
 
     pins = [r for r in requires("vecadd") or [] if r.startswith("torch")]
     assert pins == [f"torch=={_loader.torch_series(vecadd.build_info()['torch_version'])}.*"]
+
+
+NO_GPU_SCRIPT = """
+import torch, vecadd
+assert vecadd.build_info()["with_cuda"]
+print("cpu", vecadd.add(torch.ones(2), torch.ones(2)).tolist())
+try:
+    vecadd.add(torch.ones(2, device="cuda"), torch.ones(2, device="cuda"))
+except (RuntimeError, AssertionError) as error:
+    print("cuda error:", type(error).__name__)
+"""
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a usable GPU")
+@pytest.mark.skipif(not vecadd.build_info()["with_cuda"], reason="needs a CUDA build of vecadd")
+def test_cuda_build_on_a_machine_without_gpu():
+    ran = subprocess.run([sys.executable, "-c", NO_GPU_SCRIPT], capture_output=True, text=True,
+                         timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert "cpu [2.0, 2.0]" in ran.stdout
+    assert "cuda error: RuntimeError" in ran.stdout or "cuda error: AssertionError" in ran.stdout
