@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-
 import torch
 
 HAS_CUDA = torch.cuda.is_available()

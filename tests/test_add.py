@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from conftest import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, make_tensor
-
 import torch
+
 import vecadd
+from conftest import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, make_tensor
 from vecadd._check import assert_matches_torch_add
 
 

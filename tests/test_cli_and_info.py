@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import torch
+
 import vecadd
 from vecadd import _loader
 
@@ -168,8 +168,9 @@ except (RuntimeError, AssertionError) as error:
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a usable GPU")
 @pytest.mark.skipif(not vecadd.build_info()["with_cuda"], reason="needs a CUDA build of vecadd")
 def test_cuda_build_on_a_machine_without_gpu():
-    ran = subprocess.run([sys.executable, "-c", NO_GPU_SCRIPT], capture_output=True, text=True,
-                         timeout=300)
+    ran = subprocess.run(
+        [sys.executable, "-c", NO_GPU_SCRIPT], capture_output=True, text=True, timeout=300
+    )
     assert ran.returncode == 0, ran.stderr
     assert "cpu [2.0, 2.0]" in ran.stdout
     assert "cuda error: RuntimeError" in ran.stdout or "cuda error: AssertionError" in ran.stdout

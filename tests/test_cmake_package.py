@@ -41,12 +41,24 @@ def test_find_package_from_the_installed_wheel(tmp_path):
     (tmp_path / "main.cpp").write_text(CONSUMER_MAIN)
     cmake = shutil.which("cmake", path=str(Path(sys.executable).parent)) or "cmake"
     configured = subprocess.run(
-        [cmake, "-S", str(tmp_path), "-B", str(tmp_path / "build"), "-G", "Ninja",
-         f"-DCMAKE_PREFIX_PATH={vecadd.get_cmake_dir()}"],
-        capture_output=True, text=True)
+        [
+            cmake,
+            "-S",
+            str(tmp_path),
+            "-B",
+            str(tmp_path / "build"),
+            "-G",
+            "Ninja",
+            f"-DCMAKE_PREFIX_PATH={vecadd.get_cmake_dir()}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert configured.returncode == 0, configured.stdout + configured.stderr
     assert f"found vecadd {vecadd.__version__}" in configured.stdout
-    built = subprocess.run([cmake, "--build", str(tmp_path / "build")], capture_output=True, text=True)
+    built = subprocess.run(
+        [cmake, "--build", str(tmp_path / "build")], capture_output=True, text=True
+    )
     assert built.returncode == 0, built.stdout + built.stderr
     ran = subprocess.run([str(tmp_path / "build" / "consumer")], capture_output=True, text=True)
     assert ran.returncode == 0, ran.stderr
@@ -58,8 +70,18 @@ def test_older_minor_series_is_not_accepted(tmp_path):
     (tmp_path / "main.cpp").write_text(CONSUMER_MAIN)
     cmake = shutil.which("cmake", path=str(Path(sys.executable).parent)) or "cmake"
     configured = subprocess.run(
-        [cmake, "-S", str(tmp_path), "-B", str(tmp_path / "build"), "-G", "Ninja",
-         f"-Dvecadd_DIR={vecadd.get_cmake_dir()}"],
-        capture_output=True, text=True)
+        [
+            cmake,
+            "-S",
+            str(tmp_path),
+            "-B",
+            str(tmp_path / "build"),
+            "-G",
+            "Ninja",
+            f"-Dvecadd_DIR={vecadd.get_cmake_dir()}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert configured.returncode != 0
     assert "not compatible" in configured.stderr or "version" in configured.stderr

@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 
 import pytest
-from conftest import ALL_DTYPES, make_tensor
-
 import torch
+
 import vecadd
+from conftest import ALL_DTYPES, make_tensor
 
 pytestmark = pytest.mark.cuda
 

@@ -43,4 +43,5 @@ def test_downstream_example_builds_and_passes(tmp_path):
         cwd=tmp_path,
     )
     assert tested.returncode == 0, tested.stdout + tested.stderr
-    assert "passed" in tested.stdout and "failed" not in tested.stdout
+    assert "passed" in tested.stdout
+    assert "failed" not in tested.stdout

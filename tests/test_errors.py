@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 import torch
+
 import vecadd
 
 

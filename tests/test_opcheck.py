@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from conftest import make_tensor
-
 import torch
+
 import vecadd
+from conftest import make_tensor
 
 OPCHECK_TESTS = (
     "test_schema",

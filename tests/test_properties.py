@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import ALL_DTYPES, make_tensor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vecadd
+from conftest import ALL_DTYPES, make_tensor
 from vecadd._check import assert_matches_torch_add
 
-SETTINGS = settings(max_examples=150, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 @st.composite
@@ -25,7 +26,9 @@ def operands(draw):
     def operand(seed: int):
         # Broadcast: drop leading dimensions and set some sizes to 1.
         keep = draw(st.integers(0, ndim))
-        sizes = [1 if draw(st.booleans()) and draw(st.booleans()) else s for s in shape[ndim - keep:]]
+        sizes = [
+            1 if draw(st.booleans()) and draw(st.booleans()) else s for s in shape[ndim - keep :]
+        ]
         step = draw(st.integers(1, 3))
         offset = draw(st.integers(0, 2))
         base_sizes = [s * step + offset for s in sizes]

@@ -45,14 +45,20 @@ class TorchAdd(torch.nn.Module):
 
 def make_model(use_vecadd: bool, width: int, depth: int) -> torch.nn.Module:
     torch.manual_seed(0)  # identical weights for both runs and on every rank
-    blocks = [ResidualBlock(width, vecadd.VecAdd(alpha=0.5) if use_vecadd else TorchAdd(0.5))
-              for _ in range(depth)]
+    blocks = [
+        ResidualBlock(width, vecadd.VecAdd(alpha=0.5) if use_vecadd else TorchAdd(0.5))
+        for _ in range(depth)
+    ]
     return torch.nn.Sequential(*blocks, torch.nn.Linear(width, 1))
 
 
-def train(use_vecadd: bool, device: torch.device, steps: int, width: int) -> tuple[list[float], list[torch.Tensor]]:
+def train(
+    use_vecadd: bool, device: torch.device, steps: int, width: int
+) -> tuple[list[float], list[torch.Tensor]]:
     model = make_model(use_vecadd, width, depth=3).to(device)
-    ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    ddp = DistributedDataParallel(
+        model, device_ids=[device.index] if device.type == "cuda" else None
+    )
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05)
     generator = torch.Generator().manual_seed(1000 + dist.get_rank())  # each rank its own shard
     losses = []
@@ -78,18 +84,25 @@ def main() -> int:
     use_cuda = args.device == "cuda"
     dist.init_process_group("nccl" if use_cuda else "gloo")
     rank = dist.get_rank()
-    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if use_cuda else torch.device("cpu")
+    device = (
+        torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+        if use_cuda
+        else torch.device("cpu")
+    )
     if use_cuda:
         torch.cuda.set_device(device)
     ours_losses, ours_weights = train(True, device, args.steps, args.width)
     ref_losses, ref_weights = train(False, device, args.steps, args.width)
     torch.testing.assert_close(torch.tensor(ours_losses), torch.tensor(ref_losses))
-    for mine, reference in zip(ours_weights, ref_weights):
+    for mine, reference in zip(ours_weights, ref_weights, strict=True):
         torch.testing.assert_close(mine, reference)
     if rank == 0:
-        print(f"world size {dist.get_world_size()} on {device.type}: losses "
-              f"{ours_losses[0]:.5f} -> {ours_losses[-1]:.5f}; vecadd and torch.add runs agree "
-              f"(max loss difference {max(abs(a - b) for a, b in zip(ours_losses, ref_losses)):.2e})")
+        worst = max(abs(a - b) for a, b in zip(ours_losses, ref_losses, strict=True))
+        print(
+            f"world size {dist.get_world_size()} on {device.type}: losses "
+            f"{ours_losses[0]:.5f} -> {ours_losses[-1]:.5f}; vecadd and torch.add runs agree "
+            f"(max loss difference {worst:.2e})"
+        )
     dist.destroy_process_group()
     return 0
 

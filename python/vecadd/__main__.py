@@ -33,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _info(as_json: bool) -> int:
     import torch
+
     import vecadd
 
     info = vecadd.build_info()

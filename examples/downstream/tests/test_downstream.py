@@ -1,8 +1,6 @@
 import pytest
-import vecadd_downstream
-
 import torch
-
+import vecadd_downstream
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 

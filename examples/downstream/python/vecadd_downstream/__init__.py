@@ -1,6 +1,7 @@
 """Example downstream package: uses vecadd's C++ library and its torch operator."""
 
 import torch
+
 import vecadd  # loads libvecadd and registers torch.ops.vecadd before our module loads
 
 from . import _C
