@@ -13,9 +13,16 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from build_helpers import (
+    ROOT,
+    cmake_build,
+    cmake_configure,
+    environment_without_arch_list,
+    pip_install_into,
+)
+
 sys.path.insert(0, str(ROOT / "tools"))
-from fatbin_archs import library_architectures  # noqa: E402
+from fatbin_archs import library_architectures
 
 pytestmark = pytest.mark.build
 
@@ -39,10 +46,6 @@ def find_cuobjdump() -> str | None:
     return None
 
 
-def cmake_executable() -> str:
-    return shutil.which("cmake", path=str(Path(sys.executable).parent)) or "cmake"
-
-
 def configure_and_build(
     tmp_path: Path,
     defines: dict[str, str],
@@ -51,32 +54,19 @@ def configure_and_build(
 ) -> tuple[subprocess.CompletedProcess, Path]:
     """Configure the kernel library alone (no torch) and build it; returns (configure, lib)."""
     build = tmp_path / "build"
-    environment = {k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"}
-    environment.update(env or {})
-    arguments = [
-        cmake_executable(),
-        "-S",
-        str(ROOT),
-        "-B",
-        str(build),
-        "-G",
-        "Ninja",
+    environment = environment_without_arch_list(**(env or {}))
+    configure = cmake_configure(
+        ROOT,
+        build,
         "-DVECADD_PYTHON=OFF",
         "-DVECADD_CUDA=ON",
         f"-DCMAKE_CUDA_COMPILER={nvcc or NVCC}",
-    ]
-    arguments += [f"-D{key}={value}" for key, value in defines.items()]
-    configure = subprocess.run(arguments, capture_output=True, text=True, env=environment)
-    library = build / "libvecadd.so"
+        *(f"-D{key}={value}" for key, value in defines.items()),
+        env=environment,
+    )
     if configure.returncode == 0:
-        built = subprocess.run(
-            [cmake_executable(), "--build", str(build), "--target", "vecadd_kernels"],
-            capture_output=True,
-            text=True,
-            env=environment,
-        )
-        assert built.returncode == 0, built.stdout + built.stderr
-    return configure, library
+        cmake_build(build, "--target", "vecadd_kernels", env=environment)
+    return configure, build / "libvecadd.so"
 
 
 def cuobjdump_architectures(library: Path) -> list[str] | None:
@@ -217,24 +207,13 @@ def torch_has_cuda() -> bool:
 @pytest.mark.skipif(not torch_has_cuda(), reason="needs a CUDA build of torch")
 def test_torch_gencode_flags_do_not_leak(tmp_path):
     build = tmp_path / "build"
-    environment = {k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"}
-    configure = subprocess.run(
-        [
-            cmake_executable(),
-            "-S",
-            str(ROOT),
-            "-B",
-            str(build),
-            "-G",
-            "Ninja",
-            "-DVECADD_PYTHON=ON",
-            "-DVECADD_CUDA=ON",
-            f"-DPython_EXECUTABLE={sys.executable}",
-            "-DCMAKE_CUDA_ARCHITECTURES=86-real",
-        ],
-        capture_output=True,
-        text=True,
-        env=environment,
+    configure = cmake_configure(
+        ROOT,
+        build,
+        "-DVECADD_PYTHON=ON",
+        "-DVECADD_CUDA=ON",
+        f"-DPython_EXECUTABLE={sys.executable}",
+        "-DCMAKE_CUDA_ARCHITECTURES=86-real",
     )
     assert configure.returncode == 0, configure.stdout + configure.stderr
     ninja = (build / "build.ninja").read_text()
@@ -262,27 +241,10 @@ print("ARCHS", vecadd.build_info()["cuda_archs"])
 
 
 def install_variant(tmp_path: Path, archs: str | None) -> subprocess.CompletedProcess:
-    """pip-install vecadd built for `archs` (None: the default list) into tmp_path/site."""
-    environment = {k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"}
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "--no-build-isolation",
-        "--no-deps",
-        "-q",
-        "--target",
-        str(tmp_path / "site"),
-        str(ROOT),
-        "-C",
-        f"build-dir={tmp_path / 'build'}",
-    ]
-    if archs is not None:
-        command += ["-C", f"cmake.define.CMAKE_CUDA_ARCHITECTURES={archs}"]
-    installed = subprocess.run(command, capture_output=True, text=True, env=environment)
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    environment["PYTHONPATH"] = str(tmp_path / "site")
+    """pip-install vecadd built for `archs` (None: the default list), then run it on the GPU."""
+    settings = [] if archs is None else [f"cmake.define.CMAKE_CUDA_ARCHITECTURES={archs}"]
+    pip_install_into(tmp_path / "site", ROOT, tmp_path / "build", *settings)
+    environment = environment_without_arch_list(PYTHONPATH=str(tmp_path / "site"))
     return subprocess.run(
         [sys.executable, "-c", RUN_ON_GPU],
         capture_output=True,

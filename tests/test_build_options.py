@@ -2,36 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from build_helpers import ROOT, cmake_configure
+
 pytestmark = pytest.mark.build
 
 
 def configure(tmp_path: Path, *defines: str) -> subprocess.CompletedProcess:
-    cmake = shutil.which("cmake", path=str(Path(sys.executable).parent)) or "cmake"
-    return subprocess.run(
-        [
-            cmake,
-            "-S",
-            str(ROOT),
-            "-B",
-            str(tmp_path / "build"),
-            "-G",
-            "Ninja",
-            "-DVECADD_PYTHON=OFF",
-            *defines,
-        ],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-    )
+    return cmake_configure(ROOT, tmp_path / "build", "-DVECADD_PYTHON=OFF", *defines)
 
 
 def test_cuda_off_builds_cpu_only_and_says_so(tmp_path):

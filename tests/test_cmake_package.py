@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import vecadd
+from build_helpers import cmake_build, cmake_configure
 
 pytestmark = pytest.mark.build
 
@@ -36,52 +35,29 @@ int main() {
 """
 
 
-def test_find_package_from_the_installed_wheel(tmp_path):
-    (tmp_path / "CMakeLists.txt").write_text(CONSUMER_CMAKE)
+def configure_consumer(tmp_path: Path, cmake_lists: str, *defines: str):
+    (tmp_path / "CMakeLists.txt").write_text(cmake_lists)
     (tmp_path / "main.cpp").write_text(CONSUMER_MAIN)
-    cmake = shutil.which("cmake", path=str(Path(sys.executable).parent)) or "cmake"
-    configured = subprocess.run(
-        [
-            cmake,
-            "-S",
-            str(tmp_path),
-            "-B",
-            str(tmp_path / "build"),
-            "-G",
-            "Ninja",
-            f"-DCMAKE_PREFIX_PATH={vecadd.get_cmake_dir()}",
-        ],
-        capture_output=True,
-        text=True,
+    return cmake_configure(tmp_path, tmp_path / "build", *defines)
+
+
+def test_find_package_from_the_installed_wheel(tmp_path):
+    configured = configure_consumer(
+        tmp_path, CONSUMER_CMAKE, f"-DCMAKE_PREFIX_PATH={vecadd.get_cmake_dir()}"
     )
     assert configured.returncode == 0, configured.stdout + configured.stderr
     assert f"found vecadd {vecadd.__version__}" in configured.stdout
-    built = subprocess.run(
-        [cmake, "--build", str(tmp_path / "build")], capture_output=True, text=True
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
+    cmake_build(tmp_path / "build")
     ran = subprocess.run([str(tmp_path / "build" / "consumer")], capture_output=True, text=True)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.split() == ["21", "42", "63", vecadd.__version__]
 
 
 def test_older_minor_series_is_not_accepted(tmp_path):
-    (tmp_path / "CMakeLists.txt").write_text(CONSUMER_CMAKE.replace("vecadd 0.1", "vecadd 0.0"))
-    (tmp_path / "main.cpp").write_text(CONSUMER_MAIN)
-    cmake = shutil.which("cmake", path=str(Path(sys.executable).parent)) or "cmake"
-    configured = subprocess.run(
-        [
-            cmake,
-            "-S",
-            str(tmp_path),
-            "-B",
-            str(tmp_path / "build"),
-            "-G",
-            "Ninja",
-            f"-Dvecadd_DIR={vecadd.get_cmake_dir()}",
-        ],
-        capture_output=True,
-        text=True,
+    configured = configure_consumer(
+        tmp_path,
+        CONSUMER_CMAKE.replace("vecadd 0.1", "vecadd 0.0"),
+        f"-Dvecadd_DIR={vecadd.get_cmake_dir()}",
     )
     assert configured.returncode != 0
     assert "not compatible" in configured.stderr or "version" in configured.stderr

@@ -9,31 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from build_helpers import pip_install_into
+
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "downstream"
 pytestmark = pytest.mark.build
 
 
 def test_downstream_example_builds_and_passes(tmp_path):
     site = tmp_path / "site"
-    installed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--no-build-isolation",
-            "--no-deps",
-            "-q",
-            "--target",
-            str(site),
-            str(EXAMPLE),
-            "-C",
-            f"build-dir={tmp_path / 'build'}",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert installed.returncode == 0, installed.stdout + installed.stderr
+    pip_install_into(site, EXAMPLE, tmp_path / "build")
     environment = dict(os.environ, PYTHONPATH=str(site))
     tested = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE / "tests")],
