@@ -245,7 +245,7 @@ void check_out(const at::Tensor& out, const at::Tensor& x, const std::vector<Int
                     ", the broadcast shape of x and y (vecadd does not resize out)");
 }
 
-// Byte ranges [first, last) two tensors' elements span.
+// Whether the byte ranges [first, last) spanned by two tensors' elements intersect.
 bool memory_ranges_intersect(const at::Tensor& a, const at::Tensor& b) {
   if (!a.has_storage() || !b.has_storage() || !a.storage().is_alias_of(b.storage())) {
     return false;
