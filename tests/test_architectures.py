@@ -22,7 +22,12 @@ from build_helpers import (
 )
 
 sys.path.insert(0, str(ROOT / "tools"))
-from fatbin_archs import library_architectures
+from fatbin_archs import (
+    cuobjdump_architectures,
+    expected_architectures,
+    find_cuobjdump,
+    library_architectures,
+)
 
 pytestmark = pytest.mark.build
 
@@ -34,16 +39,6 @@ def find_nvcc() -> str | None:
 
 NVCC = find_nvcc()
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="needs a CUDA compiler (nvcc)")
-
-
-def find_cuobjdump() -> str | None:
-    found = shutil.which("cuobjdump")
-    if found:
-        return found
-    for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
-        for candidate in Path(base).glob("nvidia/*/bin/cuobjdump"):
-            return str(candidate)
-    return None
 
 
 def configure_and_build(
@@ -69,22 +64,11 @@ def configure_and_build(
     return configure, build / "libvecadd.so"
 
 
-def cuobjdump_architectures(library: Path) -> list[str] | None:
-    tool = find_cuobjdump()
-    if tool is None:
-        return None
-    names = set()
-    for flag, prefix in (("--list-elf", "sm_"), ("--list-ptx", "compute_")):
-        listing = subprocess.run([tool, flag, str(library)], capture_output=True, text=True).stdout
-        for arch in re.findall(r"\.sm_(\d+[af]?)\.(?:cubin|ptx)", listing):
-            names.add(prefix + arch)
-    return sorted(names, key=lambda n: (n.startswith("compute"), int(re.sub(r"\D", "", n)), n))
-
-
 def assert_embedded(library: Path, expected: list[str]) -> None:
     assert library_architectures(library) == expected
-    listed = cuobjdump_architectures(library)
-    if listed is not None:
+    tool = find_cuobjdump()
+    if tool is not None:
+        listed = cuobjdump_architectures(tool, library)
         assert listed == expected, "cuobjdump disagrees with tools/fatbin_archs.py"
 
 
@@ -130,24 +114,13 @@ def table_row(version: str) -> tuple[list[int], list[str]]:
     return rows[-1][1], rows[-1][2]
 
 
-def expected_from_cmake_list(entries: list[str]) -> list[str]:
-    names = set()
-    for entry in entries:
-        number, _, kind = entry.partition("-")
-        if kind in ("", "real"):
-            names.add(f"sm_{number}")
-        if kind in ("", "virtual"):
-            names.add(f"compute_{number}")
-    return sorted(names, key=lambda n: (n.startswith("compute"), int(re.sub(r"\D", "", n))))
-
-
 @needs_nvcc
 def test_default_list_follows_the_table(tmp_path):
     configure, library = configure_and_build(tmp_path, {})
     assert configure.returncode == 0, configure.stdout + configure.stderr
     _, default = table_row(toolkit_version(NVCC))
     assert f"(from the default for CUDA {toolkit_version(NVCC)})" in configure.stdout
-    assert_embedded(library, expected_from_cmake_list(default))
+    assert_embedded(library, expected_architectures(";".join(default)))
 
 
 @needs_nvcc
@@ -300,4 +273,4 @@ def test_default_list_builds_with_each_reachable_toolkit(tmp_path, nvcc):
     configure, library = configure_and_build(tmp_path, {}, nvcc=nvcc)
     assert configure.returncode == 0, configure.stdout + configure.stderr
     _, default = table_row(toolkit_version(nvcc))
-    assert_embedded(library, expected_from_cmake_list(default))
+    assert_embedded(library, expected_architectures(";".join(default)))

@@ -203,8 +203,8 @@ def test_cmake_reads_the_base_version_from_a_labelled_version():
         ("", []),
     ],
 )
-def test_expected_fatbin(archs, images):
-    assert rw.expected_fatbin(archs) == images
+def test_expected_architectures(archs, images):
+    assert rw.expected_architectures(archs) == images
 
 
 def test_wheel_name_parsing():

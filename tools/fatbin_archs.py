@@ -11,8 +11,13 @@ Usage: python fatbin_archs.py LIBRARY [--output FILE]
 from __future__ import annotations
 
 import argparse
+import re
+import shutil
 import struct
+import subprocess
 import sys
+import sysconfig
+from collections.abc import Iterable
 from pathlib import Path
 
 FATBIN_MAGIC = 0xBA55ED50
@@ -43,9 +48,14 @@ def elf_section(data: bytes, wanted: str) -> bytes | None:
     return None
 
 
+def sort_architecture_names(names: Iterable[str]) -> list[str]:
+    """SASS before PTX, each by architecture number: sm_80, sm_90a, compute_90a."""
+    return sorted(set(names), key=lambda n: (n.startswith("compute"), int(re.sub(r"\D", "", n)), n))
+
+
 def fatbin_architectures(section: bytes) -> list[str]:
     """Architecture names of every image in a fatbin section, sorted, without repeats."""
-    found: set[tuple[int, int, str]] = set()
+    found: set[str] = set()
     position = 0
     while position + 16 <= len(section):
         magic, _version, header_size, body_size = struct.unpack_from("<IHHQ", section, position)
@@ -63,17 +73,55 @@ def fatbin_architectures(section: bytes) -> list[str]:
             elif flags & FLAG_FAMILY_SPECIFIC and kind == KIND_PTX:
                 suffix = "f"  # cuobjdump names family cubins by their plain arch
             if kind == KIND_ELF:
-                found.add((0, arch, f"sm_{arch}{suffix}"))
+                found.add(f"sm_{arch}{suffix}")
             elif kind == KIND_PTX:
-                found.add((1, arch, f"compute_{arch}{suffix}"))
+                found.add(f"compute_{arch}{suffix}")
             entry += entry_header_size + payload_size
         position = (end + 7) // 8 * 8
-    return [name for _, _, name in sorted(found)]
+    return sort_architecture_names(found)
 
 
 def library_architectures(path: Path) -> list[str]:
     section = elf_section(path.read_bytes(), ".nv_fatbin")
     return [] if section is None else fatbin_architectures(section)
+
+
+def expected_architectures(cmake_list: str) -> list[str]:
+    """The images a CMAKE_CUDA_ARCHITECTURES list puts into the fatbinary, named as above:
+    '80-real;90' -> sm_80, sm_90, compute_90 (family cubins carry no 'f', as in cuobjdump)."""
+    names = set()
+    for entry in filter(None, cmake_list.split(";")):
+        match = re.fullmatch(r"(\d+)([af]?)(-real|-virtual)?", entry)
+        if match is None:
+            raise ValueError(f"not a CUDA architecture: {entry!r}")
+        number, suffix, kind = match.group(1), match.group(2), match.group(3) or ""
+        if kind in ("", "-real"):
+            names.add(f"sm_{number}{suffix if suffix == 'a' else ''}")
+        if kind in ("", "-virtual"):
+            names.add(f"compute_{number}{suffix}")
+    return sort_architecture_names(names)
+
+
+def find_cuobjdump() -> str | None:
+    """cuobjdump on PATH, else the one pip's nvidia-cuda-cuobjdump installs, else None."""
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    for base in sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}):
+        for candidate in sorted(Path(base).glob("nvidia/*/bin/cuobjdump")):
+            return str(candidate)
+    return None
+
+
+def cuobjdump_architectures(tool: str, library: Path) -> list[str]:
+    """The same list as library_architectures(), as cuobjdump reports it (a cross-check)."""
+    names = set()
+    for flag, prefix in (("--list-elf", "sm_"), ("--list-ptx", "compute_")):
+        listing = subprocess.run([tool, flag, str(library)], capture_output=True, text=True)
+        names.update(
+            prefix + arch for arch in re.findall(r"\.sm_(\d+[af]?)\.(?:cubin|ptx)", listing.stdout)
+        )
+    return sort_architecture_names(names)
 
 
 def main(argv: list[str] | None = None) -> int:

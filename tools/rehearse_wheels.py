@@ -36,9 +36,16 @@ import tempfile
 import time
 import venv
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from fatbin_archs import (  # tools/, beside this script
+    cuobjdump_architectures,
+    expected_architectures,
+    find_cuobjdump,
+    library_architectures,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX_FILE = ROOT / ".github" / "wheel-matrix.json"
@@ -199,49 +206,6 @@ def torch_series(version: str) -> str:
 # Wheels and architectures
 
 
-def expected_fatbin(archs: str) -> list[str]:
-    """The images a CMAKE_CUDA_ARCHITECTURES list puts into the fatbinary, named the way
-    tools/fatbin_archs.py and cuobjdump name them: '80-real;90' -> sm_80, sm_90, compute_90."""
-    names = set()
-    for entry in filter(None, archs.split(";")):
-        match = re.fullmatch(r"(\d+)([af]?)(-real|-virtual)?", entry)
-        if match is None:
-            raise ValueError(f"not a CUDA architecture: {entry!r}")
-        number, suffix, kind = match.group(1), match.group(2), match.group(3) or ""
-        if kind in ("", "-real"):
-            names.add(f"sm_{number}{suffix if suffix == 'a' else ''}")
-        if kind in ("", "-virtual"):
-            names.add(f"compute_{number}{suffix}")
-    return sort_arch_names(names)
-
-
-def sort_arch_names(names: Iterable[str]) -> list[str]:
-    return sorted(names, key=lambda n: (n.startswith("compute"), int(re.sub(r"\D", "", n)), n))
-
-
-def find_cuobjdump() -> str | None:
-    found = shutil.which("cuobjdump")
-    if found:
-        return found
-    import sysconfig
-
-    for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
-        for candidate in sorted(Path(base).glob("nvidia/*/bin/cuobjdump")):
-            return str(candidate)
-    return None
-
-
-def cuobjdump_architectures(tool: str, library: Path) -> list[str]:
-    names = set()
-    for flag, prefix in (("--list-elf", "sm_"), ("--list-ptx", "compute_")):
-        listing = subprocess.run(
-            [tool, flag, str(library)], capture_output=True, text=True, check=False
-        )
-        for arch in re.findall(r"\.sm_(\d+[af]?)\.(?:cubin|ptx)", listing.stdout):
-            names.add(prefix + arch)
-    return sort_arch_names(names)
-
-
 def parse_wheel_name(name: str) -> dict[str, str]:
     parts = name[: -len(".whl")].split("-")
     if not name.endswith(".whl") or len(parts) not in (5, 6):
@@ -278,10 +242,7 @@ def check_wheel(
         problems.append(f"Requires-Dist {metadata.get('Requires-Dist')} lacks {pin}")
     if archs is None:
         return problems
-    expected = expected_fatbin(archs)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from fatbin_archs import library_architectures
-
+    expected = expected_architectures(archs)
     with tempfile.TemporaryDirectory() as scratch, zipfile.ZipFile(wheel) as archive:
         members = [n for n in archive.namelist() if re.fullmatch(r"vecadd/lib\w*/libvecadd\.so", n)]
         if len(members) != 1:
@@ -844,7 +805,11 @@ def helper_main(argv: list[str]) -> int:
         for problem in problems:
             print(f"{args.wheel.name}: {problem}", file=sys.stderr)
         if not problems:
-            found = "; CUDA images " + " ".join(expected_fatbin(args.archs)) if args.archs else ""
+            found = (
+                "; CUDA images " + " ".join(expected_architectures(args.archs))
+                if args.archs
+                else ""
+            )
             pin = f"torch=={torch_series(args.torch)}.*"
             print(f"{args.wheel.name}: ok (version {args.version}, {pin}{found})")
         return 1 if problems else 0
