@@ -69,10 +69,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-}  // namespace vecadd::detail
-
-namespace vecadd::detail {
-
 // Blocks of kThreads the current GPU holds at once; cached per device.
 template <int kThreads>
 int resident_blocks() {
