@@ -35,6 +35,53 @@ def test_every_element_is_written(dtype):
         torch.testing.assert_close(out, torch.sub(x, y), rtol=0, atol=0)
 
 
+def _broadcast_case(case: str, dtype: torch.dtype):
+    """x, y and the CUDA kernel vecadd should pick for a broadcast layout."""
+    make = lambda shape, seed: make_tensor(shape, dtype, "cuda", seed=seed)  # noqa: E731
+    if case == "row":  # (rows, 64) + (64,): contiguous rows, every row 16-byte aligned
+        return make((333, 64), 1), make((64,), 2), "add_rows_kernel"
+    if case == "batch_of_matrices":  # (5, 7, 32) + (7, 32) coalesces into rows of 224
+        return make((5, 7, 32), 1), make((7, 32), 2), "add_rows_kernel"
+    if case == "row_starts_unaligned":  # rows 65 elements apart: not all rows 16-byte aligned
+        return make((100, 65), 1)[:, :64], make((64,), 2), "add_strided_kernel"
+    if case == "shifted_start":  # the first element is off a 16-byte boundary
+        return make((100, 65), 1)[:, 1:], make((64,), 2), "add_strided_kernel"
+    if case == "column":  # (rows, 1) broadcast: the inner dimension of y has stride 0
+        return make((300, 64), 1), make((300, 1), 2), "add_strided_kernel"
+    raise ValueError(case)
+
+
+BROADCAST_CASES = ["row", "batch_of_matrices", "row_starts_unaligned", "shifted_start", "column"]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("case", BROADCAST_CASES)
+def test_broadcast_layouts_match_torch(dtype, case):
+    x, y, _ = _broadcast_case(case, dtype)
+    shape = torch.broadcast_shapes(x.shape, y.shape)
+    for alpha in (1, -3):
+        expected = torch.add(x, y, alpha=alpha)
+        torch.testing.assert_close(vecadd.add(x, y, alpha=alpha), expected, rtol=0, atol=0)
+        swapped = torch.add(y, x, alpha=alpha)
+        torch.testing.assert_close(vecadd.add(y, x, alpha=alpha), swapped, rtol=0, atol=0)
+        row_major = torch.full(shape, 7, dtype=dtype, device="cuda")
+        column_major = torch.full(shape[::-1], 7, dtype=dtype, device="cuda").mT
+        for out in (row_major, column_major):
+            vecadd.add(x, y, alpha=alpha, out=out)
+            torch.testing.assert_close(out, expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("case", BROADCAST_CASES)
+def test_broadcast_layouts_pick_the_vectorized_row_kernel_when_they_can(case):
+    x, y, expected_kernel = _broadcast_case(case, torch.float32)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        vecadd.add(x, y)
+        torch.cuda.synchronize()
+    kernels = [event.name for event in profile.events() if "add_" in event.name]
+    assert kernels, "the profiler saw no vecadd kernel"
+    assert all(expected_kernel in name for name in kernels), kernels
+
+
 def test_runs_on_the_current_stream():
     side = torch.cuda.Stream()
     x = torch.randn(1 << 22, device="cuda")

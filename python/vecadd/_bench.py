@@ -12,7 +12,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 
 import torch
@@ -133,20 +133,21 @@ def _as_graph(fn: Callable[[], object], device: torch.device, calls: int) -> Cal
     return graph.replay
 
 
-def _interleaved_medians(
-    first: Callable[[], object],
-    second: Callable[[], object],
-    timer: Callable[[Callable[[], object], int], float],
-    calls: int,
+def interleaved_medians(
+    candidates: Sequence[Callable[[], object]],
+    measure: Callable[[Callable[[], object]], float],
     rounds: int,
-) -> tuple[float, float]:
-    timer(first, calls)
-    timer(second, calls)
-    a, b = [], []
-    for _ in range(rounds):
-        a.append(timer(first, calls))
-        b.append(timer(second, calls))
-    return statistics.median(a), statistics.median(b)
+) -> list[float]:
+    """Median of `measure` per candidate over `rounds`, each round starting at the next
+    candidate so that no one always runs first (after a warm-up of each)."""
+    for candidate in candidates:
+        measure(candidate)
+    samples: list[list[float]] = [[] for _ in candidates]
+    for round_index in range(rounds):
+        for offset in range(len(candidates)):
+            which = (round_index + offset) % len(candidates)
+            samples[which].append(measure(candidates[which]))
+    return [statistics.median(values) for values in samples]
 
 
 # ---------------------------------------------------------------- bandwidth
@@ -201,11 +202,10 @@ def measure_bandwidth(
     if device.type != "cuda":
         calls = max(3, min(calls, 50))
     timer = _timer(device)
-    ours_s, theirs_s = _interleaved_medians(
-        _as_graph(ours, device, calls),
-        _as_graph(theirs, device, calls),
-        timer,
-        1 if device.type == "cuda" else calls,
+    per_batch = 1 if device.type == "cuda" else calls
+    ours_s, theirs_s = interleaved_medians(
+        [_as_graph(ours, device, calls), _as_graph(theirs, device, calls)],
+        lambda fn: timer(fn, per_batch),
         rounds,
     )
     if device.type == "cuda":
@@ -230,8 +230,7 @@ def measure_copy_ceiling(device: torch.device, n: int, rounds: int) -> float:
     timer = _timer(device)
     copy = _as_graph(lambda: z.copy_(x), device, calls)
     per_batch = 1 if device.type == "cuda" else calls
-    timer(copy, per_batch)
-    seconds = statistics.median(timer(copy, per_batch) for _ in range(rounds))
+    (seconds,) = interleaved_medians([copy], lambda fn: timer(fn, per_batch), rounds)
     if device.type == "cuda":
         seconds /= calls
     return 2 * n * 4 / seconds / 1e9
@@ -278,15 +277,8 @@ def measure_call_cost(
                 ),
             )
         for name, ours, theirs in cases:
-            per_call(ours)
-            per_call(theirs)
-            ours_us, theirs_us = [], []
-            for _ in range(rounds):
-                ours_us.append(per_call(ours))
-                theirs_us.append(per_call(theirs))
-            rows.append(
-                CallCostRow(name + suffix, statistics.median(ours_us), statistics.median(theirs_us))
-            )
+            ours_us, theirs_us = interleaved_medians([ours, theirs], per_call, rounds)
+            rows.append(CallCostRow(name + suffix, ours_us, theirs_us))
     return rows
 
 

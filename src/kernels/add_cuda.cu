@@ -1,17 +1,20 @@
-// CUDA entry points of the kernel library: a vectorized kernel for contiguous arrays and an
-// index-decomposing grid-stride kernel for strided / broadcast layouts.
+// CUDA entry points of the kernel library: a vectorized kernel for contiguous arrays, a
+// vectorized row kernel for layouts whose innermost dimension is contiguous everywhere
+// (the usual broadcast), and an index-decomposing grid-stride kernel for everything else.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 
 #include "contiguous_kernel.cuh"
 #include "element_math.h"
+#include "pack.cuh"
 #include "vecadd/vecadd.h"
 
 namespace vecadd {
 namespace {
 
 constexpr int kThreadsPerBlock = 256;
+constexpr int kRowThreads = 128;
 constexpr int kVectorBytes = 16;
 // Largest n for 32-bit index arithmetic, with headroom so that index + stride cannot wrap.
 constexpr std::int64_t kMaxIndex32 = std::numeric_limits<std::int32_t>::max() / 2;
@@ -26,6 +29,25 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     const auto offsets = detail::offsets_of<Index>(i, layout);
     z[offsets.z] = detail::add_scaled(x[offsets.x], y[offsets.y], alpha);
   }
+}
+
+// One 16-byte pack per thread along contiguous rows; the outer coordinates of the row are
+// decomposed once per pack instead of once per element.
+template <class T, int kWidth, class Index>
+__global__ void __launch_bounds__(kRowThreads)
+    add_rows_kernel(const T* x, const T* y, T* z, StridedLayout outer, Index packs_per_row,
+                    Index pack_count, typename detail::ElementMath<T>::compute_type alpha) {
+  using PackT = detail::Pack<T, kWidth>;
+  const Index p = static_cast<Index>(blockIdx.x) * kRowThreads + threadIdx.x;
+  if (p >= pack_count) {
+    return;
+  }
+  const Index row = p / packs_per_row;
+  const Index column = (p - row * packs_per_row) * kWidth;
+  const auto offsets = detail::offsets_of<Index>(row, outer);
+  const PackT x_pack = *reinterpret_cast<const PackT*>(x + offsets.x + column);
+  const PackT y_pack = *reinterpret_cast<const PackT*>(y + offsets.y + column);
+  *reinterpret_cast<PackT*>(z + offsets.z + column) = detail::add_packs(x_pack, y_pack, alpha);
 }
 
 unsigned strided_grid(std::int64_t count) {
@@ -45,6 +67,46 @@ std::int64_t max_offset(const std::int64_t* strides, const StridedLayout& layout
     reach += (layout.sizes[d] - 1) * (strides[d] < 0 ? -strides[d] : strides[d]);
   }
   return reach;
+}
+
+// Whether the row kernel can take a layout: the innermost dimension is contiguous in all
+// three operands, and every row of every operand starts on a 16-byte boundary.
+bool rows_are_vectorizable(const void* x, const void* y, const void* z, const StridedLayout& layout,
+                           int width) {
+  if (layout.ndim < 1 || !is_vector_aligned(x) || !is_vector_aligned(y) || !is_vector_aligned(z)) {
+    return false;
+  }
+  const int inner = layout.ndim - 1;
+  if (layout.x_strides[inner] != 1 || layout.y_strides[inner] != 1 ||
+      layout.z_strides[inner] != 1 || layout.sizes[inner] % width != 0) {
+    return false;
+  }
+  for (int d = 0; d < inner; ++d) {
+    if (layout.x_strides[d] % width != 0 || layout.y_strides[d] % width != 0 ||
+        layout.z_strides[d] % width != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The layout less its innermost dimension.
+StridedLayout outer_dimensions(const StridedLayout& layout) {
+  StridedLayout outer = layout;
+  outer.ndim = layout.ndim - 1;
+  return outer;
+}
+
+template <class T, class Index>
+void launch_rows(const T* x, const T* y, T* z, const StridedLayout& layout, std::int64_t count,
+                 typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
+  constexpr int kWidth = kVectorBytes / sizeof(T);
+  const std::int64_t pack_count = count / kWidth;
+  const std::int64_t packs_per_row = layout.sizes[layout.ndim - 1] / kWidth;
+  const std::int64_t blocks = (pack_count + kRowThreads - 1) / kRowThreads;
+  add_rows_kernel<T, kWidth, Index><<<static_cast<unsigned>(blocks), kRowThreads, 0, stream>>>(
+      x, y, z, outer_dimensions(layout), static_cast<Index>(packs_per_row),
+      static_cast<Index>(pack_count), alpha);
 }
 
 }  // namespace
@@ -81,12 +143,20 @@ cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& 
     return cudaSuccess;
   }
   const auto scale = detail::ElementMath<T>::load(alpha);
-  const unsigned grid = strided_grid(count);
   // 32-bit index arithmetic is several times cheaper; use it whenever nothing can overflow.
   const bool fits_32 = count <= kMaxIndex32 &&
                        max_offset(layout.x_strides, layout) <= kMaxIndex32 &&
                        max_offset(layout.y_strides, layout) <= kMaxIndex32 &&
                        max_offset(layout.z_strides, layout) <= kMaxIndex32;
+  if (rows_are_vectorizable(x, y, z, layout, kVectorBytes / sizeof(T))) {
+    if (fits_32) {
+      launch_rows<T, std::int32_t>(x, y, z, layout, count, scale, stream);
+    } else {
+      launch_rows<T, std::int64_t>(x, y, z, layout, count, scale, stream);
+    }
+    return cudaGetLastError();
+  }
+  const unsigned grid = strided_grid(count);
   if (fits_32) {
     add_strided_kernel<T, std::int32_t><<<grid, kThreadsPerBlock, 0, stream>>>(
         x, y, z, layout, static_cast<std::int32_t>(count), scale);

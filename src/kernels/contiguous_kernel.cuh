@@ -9,18 +9,15 @@
 #include <cuda_runtime_api.h>
 
 #include "element_math.h"
+#include "pack.cuh"
 
 namespace vecadd::detail {
 
-template <class T, int kWidth>
-struct alignas(sizeof(T) * kWidth) Pack {
-  T values[kWidth];
-};
-
 // Launch shape: kThreads threads per block, each keeping kPacks packs of kWidth elements in
 // flight (all loads issued before any store); kGridStride loops blocks over the array,
-// otherwise the grid covers it exactly once.
-template <class T, int kWidth, int kThreads, int kPacks, class Index, bool kGridStride>
+// otherwise the grid covers it exactly once; kHint picks the cache treatment of every access.
+template <class T, int kWidth, int kThreads, int kPacks, class Index, bool kGridStride,
+          CacheHint kHint = CacheHint::kDefault>
 __global__ void __launch_bounds__(kThreads)
     add_contiguous_kernel(const T* x, const T* y, T* z, Index n,
                           typename ElementMath<T>::compute_type alpha) {
@@ -40,20 +37,15 @@ __global__ void __launch_bounds__(kThreads)
     for (int u = 0; u < kPacks; ++u) {
       const Index p = tile + u * kThreads + threadIdx.x;
       if (p < pack_count) {
-        x_in[u] = x_packs[p];
-        y_in[u] = y_packs[p];
+        x_in[u] = load_pack<kHint>(x_packs + p);
+        y_in[u] = load_pack<kHint>(y_packs + p);
       }
     }
 #pragma unroll
     for (int u = 0; u < kPacks; ++u) {
       const Index p = tile + u * kThreads + threadIdx.x;
       if (p < pack_count) {
-        PackT out;
-#pragma unroll
-        for (int k = 0; k < kWidth; ++k) {
-          out.values[k] = add_scaled(x_in[u].values[k], y_in[u].values[k], alpha);
-        }
-        z_packs[p] = out;
+        store_pack<kHint>(z_packs + p, add_packs(x_in[u], y_in[u], alpha));
       }
     }
     if constexpr (!kGridStride) {
@@ -98,7 +90,8 @@ int resident_blocks() {
 
 // Enqueues one launch of the kernel above; a grid-stride launch uses at most `waves` times
 // the resident blocks, a one-shot launch exactly as many blocks as tiles.
-template <class T, int kWidth, int kThreads, int kPacks, class Index, bool kGridStride>
+template <class T, int kWidth, int kThreads, int kPacks, class Index, bool kGridStride,
+          CacheHint kHint = CacheHint::kDefault>
 void launch_contiguous(const T* x, const T* y, T* z, std::int64_t n,
                        typename ElementMath<T>::compute_type alpha, cudaStream_t stream,
                        int waves = 1) {
@@ -108,7 +101,7 @@ void launch_contiguous(const T* x, const T* y, T* z, std::int64_t n,
   if constexpr (kGridStride) {
     blocks = std::min<std::int64_t>(tiles, std::int64_t{waves} * resident_blocks<kThreads>());
   }
-  add_contiguous_kernel<T, kWidth, kThreads, kPacks, Index, kGridStride>
+  add_contiguous_kernel<T, kWidth, kThreads, kPacks, Index, kGridStride, kHint>
       <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(x, y, z, static_cast<Index>(n),
                                                                alpha);
 }
