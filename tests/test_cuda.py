@@ -65,7 +65,8 @@ def test_broadcast_layouts_match_torch(dtype, case):
         swapped = torch.add(y, x, alpha=alpha)
         torch.testing.assert_close(vecadd.add(y, x, alpha=alpha), swapped, rtol=0, atol=0)
         row_major = torch.full(shape, 7, dtype=dtype, device="cuda")
-        column_major = torch.full(shape[::-1], 7, dtype=dtype, device="cuda").mT
+        reversed_dims = list(range(len(shape)))[::-1]
+        column_major = torch.full(shape[::-1], 7, dtype=dtype, device="cuda").permute(reversed_dims)
         for out in (row_major, column_major):
             vecadd.add(x, y, alpha=alpha, out=out)
             torch.testing.assert_close(out, expected, rtol=0, atol=0)

@@ -1,5 +1,5 @@
-// Launch shapes and cache hints of vecadd's contiguous kernel, built as a small shared
-// library so that tools/kernel_variants.py can time each of them next to torch.add on the
+// Launch shapes, cache hints and candidate rewrites of vecadd's contiguous kernel, built as a small
+// shared library so that tools/kernel_variants.py can time each of them next to torch.add on the
 // same buffers (no torch in here):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -I src/include -I src/kernels \
 //        -I <build>/generated/include tools/kernel_variants.cu -o kernel_variants.so
@@ -9,60 +9,93 @@
 
 namespace {
 
+using vecadd::detail::add_packs;
+using vecadd::detail::add_scaled;
 using vecadd::detail::CacheHint;
 using vecadd::detail::launch_contiguous;
+using vecadd::detail::load_pack;
+using vecadd::detail::Pack;
+using vecadd::detail::store_pack;
 
-// Variant names, in the order of the switch below: threads x packs per thread, pack bytes,
-// index width, cache hint. Variant 0 is what the library ships.
+// Candidate: a block whose tile is whole takes a branch-free vector path, the one partial
+// block loops over single elements. kTag only makes otherwise identical copies distinct, to
+// measure how much two builds of the very same code differ.
+template <class T, int kWidth, int kThreads, CacheHint kHint, int kTag>
+__global__ void __launch_bounds__(kThreads)
+    add_whole_tiles_kernel(const T* x, const T* y, T* z, int n,
+                           typename vecadd::detail::ElementMath<T>::compute_type alpha) {
+  using PackT = Pack<T, kWidth>;
+  constexpr int kTile = kThreads * kWidth;
+  const int first = static_cast<int>(blockIdx.x) * kTile;
+  const int remaining = n - first;
+  if (remaining >= kTile) {
+    const int p = static_cast<int>(blockIdx.x) * kThreads + static_cast<int>(threadIdx.x);
+    const PackT x_pack = load_pack<kHint>(reinterpret_cast<const PackT*>(x) + p);
+    const PackT y_pack = load_pack<kHint>(reinterpret_cast<const PackT*>(y) + p);
+    store_pack<kHint>(reinterpret_cast<PackT*>(z) + p, add_packs(x_pack, y_pack, alpha));
+    return;
+  }
+  for (int i = static_cast<int>(threadIdx.x); i < remaining; i += kThreads) {
+    z[first + i] = add_scaled(x[first + i], y[first + i], alpha);
+  }
+}
+
+template <class T, int kThreads, CacheHint kHint, int kTag>
+void launch_whole_tiles(const T* x, const T* y, T* z, std::int64_t n,
+                        typename vecadd::detail::ElementMath<T>::compute_type alpha,
+                        cudaStream_t stream) {
+  constexpr int kWidth = 16 / sizeof(T);
+  constexpr std::int64_t kTile = std::int64_t{kThreads} * kWidth;
+  const auto blocks = static_cast<unsigned>((n + kTile - 1) / kTile);
+  add_whole_tiles_kernel<T, kWidth, kThreads, kHint, kTag>
+      <<<blocks, kThreads, 0, stream>>>(x, y, z, static_cast<int>(n), alpha);
+}
+
+// Variant names, in the order of the switch below. Variant 0 is what the library ships.
 constexpr const char* kVariantNames[] = {
-    "128x1 16B i32",  "128x1 16B i64", "128x1 16B st.cs", "128x1 16B cs", "64x1 16B i32",
-    "64x1 16B st.cs", "256x1 16B i32", "128x2 16B i32",   "128x1 8B i32", "128x2 8B i32",
+    "library",     "whole tiles", "whole tiles'",    "library st.cs",
+    "whole st.cs", "library 256", "whole 256 st.cs", "library 128x2",
 };
 constexpr int kVariantCount = sizeof(kVariantNames) / sizeof(kVariantNames[0]);
 
 template <class T>
 int launch_variant(int variant, const void* x_bytes, const void* y_bytes, void* z_bytes,
                    std::int64_t n, double alpha_value, cudaStream_t stream) {
-  constexpr int W16 = 16 / sizeof(T);
-  constexpr int W8 = 8 / sizeof(T) > 0 ? 8 / sizeof(T) : 1;
+  constexpr int W = 16 / sizeof(T);
+  constexpr auto kStore = CacheHint::kStreamingStore;
+  constexpr auto kPlain = CacheHint::kDefault;
   const auto* x = static_cast<const T*>(x_bytes);
   const auto* y = static_cast<const T*>(y_bytes);
   auto* z = static_cast<T*>(z_bytes);
   using Compute = typename vecadd::detail::ElementMath<T>::compute_type;
   const auto alpha = static_cast<Compute>(alpha_value);
+  if (n > (std::int64_t{1} << 30)) {
+    return -1;  // the candidates index with int
+  }
   switch (variant) {
     case 0:
-      launch_contiguous<T, W16, 128, 1, std::int32_t, false>(x, y, z, n, alpha, stream);
+      launch_contiguous<T, W, 128, 1, std::int32_t, false>(x, y, z, n, alpha, stream);
       break;
     case 1:
-      launch_contiguous<T, W16, 128, 1, std::int64_t, false>(x, y, z, n, alpha, stream);
+      launch_whole_tiles<T, 128, kPlain, 0>(x, y, z, n, alpha, stream);
       break;
     case 2:
-      launch_contiguous<T, W16, 128, 1, std::int32_t, false, CacheHint::kStreamingStore>(
-          x, y, z, n, alpha, stream);
+      launch_whole_tiles<T, 128, kPlain, 1>(x, y, z, n, alpha, stream);
       break;
     case 3:
-      launch_contiguous<T, W16, 128, 1, std::int32_t, false, CacheHint::kStreaming>(x, y, z, n,
-                                                                                    alpha, stream);
+      launch_contiguous<T, W, 128, 1, std::int32_t, false, kStore>(x, y, z, n, alpha, stream);
       break;
     case 4:
-      launch_contiguous<T, W16, 64, 1, std::int32_t, false>(x, y, z, n, alpha, stream);
+      launch_whole_tiles<T, 128, kStore, 0>(x, y, z, n, alpha, stream);
       break;
     case 5:
-      launch_contiguous<T, W16, 64, 1, std::int32_t, false, CacheHint::kStreamingStore>(
-          x, y, z, n, alpha, stream);
+      launch_contiguous<T, W, 256, 1, std::int32_t, false>(x, y, z, n, alpha, stream);
       break;
     case 6:
-      launch_contiguous<T, W16, 256, 1, std::int32_t, false>(x, y, z, n, alpha, stream);
+      launch_whole_tiles<T, 256, kStore, 0>(x, y, z, n, alpha, stream);
       break;
     case 7:
-      launch_contiguous<T, W16, 128, 2, std::int32_t, false>(x, y, z, n, alpha, stream);
-      break;
-    case 8:
-      launch_contiguous<T, W8, 128, 1, std::int32_t, false>(x, y, z, n, alpha, stream);
-      break;
-    case 9:
-      launch_contiguous<T, W8, 128, 2, std::int32_t, false>(x, y, z, n, alpha, stream);
+      launch_contiguous<T, W, 128, 2, std::int32_t, false>(x, y, z, n, alpha, stream);
       break;
     default:
       return -1;

@@ -68,9 +68,7 @@ def main() -> int:
         print("kernel_variants: needs a CUDA GPU", file=sys.stderr)
         return 1
     library = load_library(args.library)
-    names = [
-        library.vecadd_variant_name(i).decode() for i in range(library.vecadd_variant_count())
-    ]
+    names = [library.vecadd_variant_name(i).decode() for i in range(library.vecadd_variant_count())]
     device = torch.device("cuda")
     timer = _timer(device)
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; ratio to torch.add(out=)")
@@ -84,14 +82,16 @@ def main() -> int:
             z = torch.empty_like(x)
             expected = torch.add(x, y)
             launchers = [variant_launcher(library, i, dtype, x, y, z) for i in range(len(names))]
-            for name, launch in zip(names, launchers):
+            for name, launch in zip(names, launchers, strict=True):
                 z.zero_()
                 launch()
                 if not torch.equal(z, expected):
                     raise AssertionError(f"variant {name!r} is wrong for {dtype}, n = {n}")
             calls = max(10, min(200, int(2e9 // (3 * n * x.element_size()))))
             candidates = [_as_graph(launch, device, calls) for launch in launchers]
-            candidates.append(_as_graph(lambda: torch.add(x, y, out=z), device, calls))
+            candidates.append(
+                _as_graph(lambda x=x, y=y, z=z: torch.add(x, y, out=z), device, calls)
+            )
             seconds = interleaved_medians(candidates, lambda fn: timer(fn, 1), args.rounds)
             reference = seconds[-1]
             torch_gbps = 3 * n * x.element_size() / (reference / calls) / 1e9
