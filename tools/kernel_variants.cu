@@ -76,8 +76,8 @@ int launch_whole_tiles(const T* x, const T* y, T* z, std::int64_t n,
 // Variant names, in the order of the switch below. Variant 0 is what the library ships.
 // Blocks of 768 threads fit twice per SM (1536 threads, 75 % occupancy), of 640 three times.
 constexpr const char* kVariantNames[] = {
-    "library",      "whole tiles", "whole st.cs", "whole <=12/SM", "whole 768",
-    "whole 768 cs", "whole 640",   "whole 384",   "whole 1024",
+    "library",         "whole tiles", "whole st.cs", "whole <=12/SM", "whole 768",
+    "whole 768 st.cs", "whole 640",   "whole 384",   "whole 1024",
 };
 constexpr int kVariantCount = sizeof(kVariantNames) / sizeof(kVariantNames[0]);
 
