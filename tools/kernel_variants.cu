@@ -74,10 +74,9 @@ int launch_whole_tiles(const T* x, const T* y, T* z, std::int64_t n,
 }
 
 // Variant names, in the order of the switch below. Variant 0 is what the library ships.
-// Blocks of 768 threads fit twice per SM (1536 threads, 75 % occupancy), of 640 three times.
 constexpr const char* kVariantNames[] = {
-    "library",         "whole tiles", "whole st.cs", "whole <=12/SM", "whole 768",
-    "whole 768 st.cs", "whole 640",   "whole 384",   "whole 1024",
+    "library",   "whole tiles", "whole st.cs",      "whole 256",
+    "whole 512", "whole 1024",  "whole 1024 st.cs",
 };
 constexpr int kVariantCount = sizeof(kVariantNames) / sizeof(kVariantNames[0]);
 
@@ -107,22 +106,16 @@ int launch_variant(int variant, const void* x_bytes, const void* y_bytes, void* 
       status = launch_whole_tiles<T, 128, kStore, 0>(x, y, z, n, alpha, stream);
       break;
     case 3:
-      status = launch_whole_tiles<T, 128, kPlain, 0>(x, y, z, n, alpha, stream, 12);
+      status = launch_whole_tiles<T, 256, kPlain, 0>(x, y, z, n, alpha, stream);
       break;
     case 4:
-      status = launch_whole_tiles<T, 768, kPlain, 0>(x, y, z, n, alpha, stream);
+      status = launch_whole_tiles<T, 512, kPlain, 0>(x, y, z, n, alpha, stream);
       break;
     case 5:
-      status = launch_whole_tiles<T, 768, kStore, 0>(x, y, z, n, alpha, stream);
+      status = launch_whole_tiles<T, 1024, kPlain, 0>(x, y, z, n, alpha, stream);
       break;
     case 6:
-      status = launch_whole_tiles<T, 640, kPlain, 0>(x, y, z, n, alpha, stream);
-      break;
-    case 7:
-      status = launch_whole_tiles<T, 384, kPlain, 0>(x, y, z, n, alpha, stream);
-      break;
-    case 8:
-      status = launch_whole_tiles<T, 1024, kPlain, 0>(x, y, z, n, alpha, stream);
+      status = launch_whole_tiles<T, 1024, kStore, 0>(x, y, z, n, alpha, stream);
       break;
     default:
       return -1;
