@@ -75,8 +75,8 @@ int launch_whole_tiles(const T* x, const T* y, T* z, std::int64_t n,
 
 // Variant names, in the order of the switch below. Variant 0 is what the library ships.
 constexpr const char* kVariantNames[] = {
-    "library",   "whole tiles", "whole st.cs",      "whole 256",
-    "whole 512", "whole 1024",  "whole 1024 st.cs",
+    "library",   "whole tiles", "whole st.cs",     "whole 256",
+    "whole 512", "whole 1024",  "whole1024 st.cs",
 };
 constexpr int kVariantCount = sizeof(kVariantNames) / sizeof(kVariantNames[0]);
 
