@@ -83,6 +83,47 @@ def test_broadcast_layouts_pick_the_vectorized_row_kernel_when_they_can(case):
     assert all(expected_kernel in name for name in kernels), kernels
 
 
+def _elements_for(bytes_in_all_three: int, dtype: torch.dtype) -> int:
+    """An odd n whose x, y and z together take at least the given bytes."""
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    return bytes_in_all_three // (3 * itemsize) + 4097
+
+
+def _l2_bytes() -> int:
+    return getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
+
+
+# Below 16 MiB in all, between that and the L2 size, and beyond the L2: three launch shapes.
+ARRAY_SIZES = {
+    "small": lambda: 1 << 20,
+    "large": lambda: 16 << 20,
+    "beyond_l2": lambda: 2 * _l2_bytes(),
+}
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("size", ARRAY_SIZES)
+def test_every_launch_shape_writes_every_element(dtype, size):
+    n = _elements_for(ARRAY_SIZES[size](), dtype)
+    x = make_tensor((n,), dtype, "cuda", seed=3)
+    y = make_tensor((n,), dtype, "cuda", seed=4)
+    out = torch.full((n,), 99, dtype=dtype, device="cuda")
+    vecadd.add(x, y, alpha=-1, out=out)
+    torch.testing.assert_close(out, torch.sub(x, y), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("size", ARRAY_SIZES)
+def test_large_arrays_take_large_blocks(size):
+    n = _elements_for(ARRAY_SIZES[size](), torch.float32)
+    x = torch.randn(n, device="cuda")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        vecadd.add(x, x)
+        torch.cuda.synchronize()
+    kernels = [event.name for event in profile.events() if "add_contiguous_kernel" in event.name]
+    assert len(kernels) == 1, kernels
+    assert ("1024" in kernels[0]) == (size != "small"), kernels
+
+
 def test_runs_on_the_current_stream():
     side = torch.cuda.Stream()
     x = torch.randn(1 << 22, device="cuda")

@@ -42,7 +42,7 @@ for step in $steps; do
     variants)
       include_dir=$(ls -d build/*/generated/include | head -1)
       run nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -I src/include -I src/kernels \
-        -I "$include_dir" tools/kernel_variants.cu -o /tmp/kernel_variants.so
+        -I "$include_dir" tools/kernel_variants.cu src/kernels/add_cuda.cu -o /tmp/kernel_variants.so
       run python3 tools/kernel_variants.py /tmp/kernel_variants.so --dtypes "${VARIANT_DTYPES:-float16,bfloat16,float32}" \
         2>&1 | tee "$OUT/variants.txt" ;;
     sanitize)

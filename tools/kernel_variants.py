@@ -1,7 +1,8 @@
 """Time launch shapes of vecadd's contiguous kernel next to torch.add on the same buffers.
 
     nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -I src/include -I src/kernels \\
-         -I <build>/generated/include tools/kernel_variants.cu -o kernel_variants.so
+         -I <build>/generated/include tools/kernel_variants.cu src/kernels/add_cuda.cu \\
+         -o kernel_variants.so
     python tools/kernel_variants.py kernel_variants.so --dtypes float16,float32
 
 Each cell is the variant's bandwidth divided by torch.add(x, y, out=z)'s, both timed as

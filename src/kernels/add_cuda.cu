@@ -2,6 +2,7 @@
 // vectorized row kernel for layouts whose innermost dimension is contiguous everywhere
 // (the usual broadcast), and an index-decomposing grid-stride kernel for everything else.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 
@@ -50,9 +51,44 @@ __global__ void __launch_bounds__(kRowThreads)
   *reinterpret_cast<PackT*>(z + offsets.z + column) = detail::add_packs(x_pack, y_pack, alpha);
 }
 
+// A property of the current device, computed once per device (0 if there is none).
+template <int (*kCompute)(int device)>
+int per_device_constant() {
+  constexpr int kMaxCachedDevices = 64;
+  static std::atomic<int> cache[kMaxCachedDevices] = {};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    return 0;
+  }
+  if (device >= kMaxCachedDevices) {
+    return kCompute(device);
+  }
+  int value = cache[device].load(std::memory_order_relaxed);
+  if (value == 0) {
+    value = kCompute(device);
+    cache[device].store(value, std::memory_order_relaxed);
+  }
+  return value;
+}
+
+int device_attribute(int device, cudaDeviceAttr attribute) {
+  int value = 0;
+  return cudaDeviceGetAttribute(&value, attribute, device) == cudaSuccess ? value : 0;
+}
+
+// Blocks of kThreadsPerBlock the device holds at once.
+int compute_resident_blocks(int device) {
+  return device_attribute(device, cudaDevAttrMultiProcessorCount) *
+         (device_attribute(device, cudaDevAttrMaxThreadsPerMultiProcessor) / kThreadsPerBlock);
+}
+
+int compute_l2_bytes(int device) {
+  return device_attribute(device, cudaDevAttrL2CacheSize);
+}
+
 unsigned strided_grid(std::int64_t count) {
   const std::int64_t wanted = (count + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  const std::int64_t cap = detail::resident_blocks<kThreadsPerBlock>();
+  const std::int64_t cap = std::max(1, per_device_constant<compute_resident_blocks>());
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(wanted, cap)));
 }
 
@@ -109,6 +145,30 @@ void launch_rows(const T* x, const T* y, T* z, const StridedLayout& layout, std:
       static_cast<Index>(pack_count), alpha);
 }
 
+// Arrays of at least this many bytes (x, y and z together) take 1024-thread blocks: on an
+// H200 they beat 128-thread blocks from ~24 MiB on and lose below ~12 MiB, where too few
+// blocks remain to fill the GPU (docs/kernel-notes.md).
+constexpr std::int64_t kLargeArrayBytes = std::int64_t{16} << 20;
+
+// The launch shape for n contiguous elements with 16-byte aligned operands.
+template <class T, class Index>
+void launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
+                    typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
+  constexpr int kWidth = kVectorBytes / sizeof(T);
+  using detail::StoreCaching;
+  const std::int64_t bytes = 3 * n * static_cast<std::int64_t>(sizeof(T));
+  if (bytes < kLargeArrayBytes) {
+    detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream);
+  } else if (bytes <= per_device_constant<compute_l2_bytes>()) {
+    detail::launch_contiguous<T, kWidth, 1024, 1, Index>(x, y, z, n, alpha, stream);
+  } else {
+    // x, y and z overflow the L2: streamed stores are evicted first, leaving the L2 to data
+    // that will be read again.
+    detail::launch_contiguous<T, kWidth, 1024, 1, Index, StoreCaching::kStreaming>(x, y, z, n,
+                                                                                   alpha, stream);
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -117,20 +177,18 @@ cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha, cuda
     return cudaSuccess;
   }
   const auto scale = detail::ElementMath<T>::load(alpha);
-  // One 16-byte pack per thread over a grid that covers the array once measured fastest
-  // on an H200 at every size (docs/benchmarks.md); 32-bit indices wherever n allows.
+  // 16-byte packs where all three operands allow them, 32-bit indices wherever n allows.
   // Unaligned views (x[1:]) cannot use 16-byte accesses: four single elements per thread.
-  constexpr int kWidth = kVectorBytes / sizeof(T);
   const bool aligned = is_vector_aligned(x) && is_vector_aligned(y) && is_vector_aligned(z);
   const bool fits_32 = n <= kMaxIndex32;
   if (aligned && fits_32) {
-    detail::launch_contiguous<T, kWidth, 128, 1, std::int32_t, false>(x, y, z, n, scale, stream);
+    launch_aligned<T, std::int32_t>(x, y, z, n, scale, stream);
   } else if (aligned) {
-    detail::launch_contiguous<T, kWidth, 128, 1, std::int64_t, false>(x, y, z, n, scale, stream);
+    launch_aligned<T, std::int64_t>(x, y, z, n, scale, stream);
   } else if (fits_32) {
-    detail::launch_contiguous<T, 1, 128, 4, std::int32_t, false>(x, y, z, n, scale, stream);
+    detail::launch_contiguous<T, 1, 128, 4, std::int32_t>(x, y, z, n, scale, stream);
   } else {
-    detail::launch_contiguous<T, 1, 128, 4, std::int64_t, false>(x, y, z, n, scale, stream);
+    detail::launch_contiguous<T, 1, 128, 4, std::int64_t>(x, y, z, n, scale, stream);
   }
   return cudaGetLastError();
 }

@@ -15,11 +15,11 @@ struct alignas(sizeof(T) * kWidth) Pack {
   T values[kWidth];
 };
 
-// How loads and stores treat the caches: kStreaming marks both as used once (ld/st.cs) so
-// that they are evicted first, kStreamingStore only the stores.
-enum class CacheHint { kDefault, kStreamingStore, kStreaming };
+// How a store treats the caches: kStreaming (st.global.cs) marks the line as used once, to
+// be evicted first, so that a result too large for the L2 does not push out other data.
+enum class StoreCaching { kDefault, kStreaming };
 
-// The vector type of the same size as a pack, which the cache-hint intrinsics take.
+// The vector type of the same size as a pack, which the streaming-store intrinsic takes.
 template <int kBytes>
 struct VectorOfBytes;
 template <>
@@ -35,22 +35,9 @@ struct VectorOfBytes<4> {
   using type = int;
 };
 
-template <CacheHint kHint, class PackT>
-__device__ __forceinline__ PackT load_pack(const PackT* source) {
-  if constexpr (kHint == CacheHint::kStreaming && sizeof(PackT) >= 4) {
-    using Vector = typename VectorOfBytes<sizeof(PackT)>::type;
-    const Vector bits = __ldcs(reinterpret_cast<const Vector*>(source));
-    PackT result;
-    __builtin_memcpy(&result, &bits, sizeof result);
-    return result;
-  } else {
-    return *source;
-  }
-}
-
-template <CacheHint kHint, class PackT>
+template <StoreCaching kCaching, class PackT>
 __device__ __forceinline__ void store_pack(PackT* target, const PackT& value) {
-  if constexpr (kHint != CacheHint::kDefault && sizeof(PackT) >= 4) {
+  if constexpr (kCaching == StoreCaching::kStreaming && sizeof(PackT) >= 4) {
     using Vector = typename VectorOfBytes<sizeof(PackT)>::type;
     Vector bits;
     __builtin_memcpy(&bits, &value, sizeof bits);
