@@ -72,6 +72,7 @@ def test_broadcast_layouts_match_torch(dtype, case):
             torch.testing.assert_close(out, expected, rtol=0, atol=0)
 
 
+@pytest.mark.profiler
 @pytest.mark.parametrize("case", BROADCAST_CASES)
 def test_broadcast_layouts_pick_the_vectorized_row_kernel_when_they_can(case):
     x, y, expected_kernel = _broadcast_case(case, torch.float32)
@@ -93,7 +94,8 @@ def _l2_bytes() -> int:
     return getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
 
 
-# Below 16 MiB in all, between that and the L2 size, and beyond the L2: three launch shapes.
+# Below 16 MiB in all (128-thread blocks) and above it (1024-thread blocks, streaming
+# stores), the large shape both within and beyond the L2.
 ARRAY_SIZES = {
     "small": lambda: 1 << 20,
     "large": lambda: 16 << 20,
@@ -112,6 +114,7 @@ def test_every_launch_shape_writes_every_element(dtype, size):
     torch.testing.assert_close(out, torch.sub(x, y), rtol=0, atol=0)
 
 
+@pytest.mark.profiler
 @pytest.mark.parametrize("size", ARRAY_SIZES)
 def test_large_arrays_take_large_blocks(size):
     n = _elements_for(ARRAY_SIZES[size](), torch.float32)

@@ -82,10 +82,6 @@ int compute_resident_blocks(int device) {
          (device_attribute(device, cudaDevAttrMaxThreadsPerMultiProcessor) / kThreadsPerBlock);
 }
 
-int compute_l2_bytes(int device) {
-  return device_attribute(device, cudaDevAttrL2CacheSize);
-}
-
 unsigned strided_grid(std::int64_t count) {
   const std::int64_t wanted = (count + kThreadsPerBlock - 1) / kThreadsPerBlock;
   const std::int64_t cap = std::max(1, per_device_constant<compute_resident_blocks>());
@@ -145,9 +141,11 @@ void launch_rows(const T* x, const T* y, T* z, const StridedLayout& layout, std:
       static_cast<Index>(pack_count), alpha);
 }
 
-// Arrays of at least this many bytes (x, y and z together) take 1024-thread blocks: on an
-// H200 they beat 128-thread blocks from ~24 MiB on and lose below ~12 MiB, where too few
-// blocks remain to fill the GPU (docs/kernel-notes.md).
+// Arrays of at least this many bytes (x, y and z together) take 1024-thread blocks and
+// streaming stores. On an H200 the large blocks beat 128-thread ones from ~24 MiB on and lose
+// below ~12 MiB, where too few blocks remain to fill the GPU; the streaming stores (evicted
+// first) leave the L2 to x and y, which repeated calls on the same inputs read again
+// (docs/kernel-notes.md).
 constexpr std::int64_t kLargeArrayBytes = std::int64_t{16} << 20;
 
 // The launch shape for n contiguous elements with 16-byte aligned operands.
@@ -155,17 +153,11 @@ template <class T, class Index>
 void launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
                     typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
   constexpr int kWidth = kVectorBytes / sizeof(T);
-  using detail::StoreCaching;
-  const std::int64_t bytes = 3 * n * static_cast<std::int64_t>(sizeof(T));
-  if (bytes < kLargeArrayBytes) {
+  if (3 * n * static_cast<std::int64_t>(sizeof(T)) < kLargeArrayBytes) {
     detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream);
-  } else if (bytes <= per_device_constant<compute_l2_bytes>()) {
-    detail::launch_contiguous<T, kWidth, 1024, 1, Index>(x, y, z, n, alpha, stream);
   } else {
-    // x, y and z overflow the L2: streamed stores are evicted first, leaving the L2 to data
-    // that will be read again.
-    detail::launch_contiguous<T, kWidth, 1024, 1, Index, StoreCaching::kStreaming>(x, y, z, n,
-                                                                                   alpha, stream);
+    detail::launch_contiguous<T, kWidth, 1024, 1, Index, detail::StoreCaching::kStreaming>(
+        x, y, z, n, alpha, stream);
   }
 }
 
