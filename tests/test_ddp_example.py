@@ -1,15 +1,28 @@
-"""examples/ddp/train_ddp.py: two processes, DDP, vecadd.VecAdd against torch.add (CPU, gloo)."""
+"""examples/ddp/train_ddp.py: two processes, DDP, vecadd.VecAdd against torch.add."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import torch
+
 SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "ddp" / "train_ddp.py"
 
+TWO_GPUS = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
 
-def test_ddp_training_matches_torch_add_on_two_cpu_processes():
+
+@pytest.mark.parametrize(
+    ("device", "port"),
+    [
+        pytest.param("cpu", 29517, id="cpu-gloo"),
+        pytest.param("cuda", 29518, id="cuda-nccl", marks=[pytest.mark.cuda, TWO_GPUS]),
+    ],
+)
+def test_ddp_training_matches_torch_add_on_two_processes(device, port):
     ran = subprocess.run(
         [
             sys.executable,
@@ -18,17 +31,18 @@ def test_ddp_training_matches_torch_add_on_two_cpu_processes():
             "--nproc-per-node",
             "2",
             "--master-port",
-            "29517",
+            str(port),
             str(SCRIPT),
             "--device",
-            "cpu",
+            device,
             "--steps",
             "8",
         ],
         capture_output=True,
         text=True,
         timeout=600,
+        env={**os.environ, "NCCL_NVLS_ENABLE": "0"},
     )
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert "world size 2 on cpu" in ran.stdout
+    assert f"world size 2 on {device}" in ran.stdout
     assert "vecadd and torch.add runs agree" in ran.stdout
