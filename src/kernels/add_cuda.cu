@@ -142,8 +142,8 @@ void launch_rows(const T* x, const T* y, T* z, const StridedLayout& layout, std:
 }
 
 // Arrays of at least this many bytes (x, y and z together) take 1024-thread blocks and
-// streaming stores. On an H200 the large blocks beat 128-thread ones from ~24 MiB on and lose
-// below ~12 MiB, where too few blocks remain to fill the GPU; the streaming stores (evicted
+// streaming stores. On an H200 the large blocks win from 24 MiB on for every dtype and lose
+// below 6 MiB, where too few blocks remain to fill the GPU; the streaming stores (evicted
 // first) leave the L2 to x and y, which repeated calls on the same inputs read again
 // (docs/kernel-notes.md).
 constexpr std::int64_t kLargeArrayBytes = std::int64_t{16} << 20;
