@@ -2,7 +2,8 @@
 
 Each process trains the same small residual network twice from the same initial
 weights, once with vecadd.VecAdd and once with torch.add in its place, wrapped in
-DistributedDataParallel; losses and final weights must agree to rounding.
+DistributedDataParallel; losses, the all-reduced gradients of every step and the final
+weights must agree to rounding.
 
     # two GPUs (NCCL; NVLink multicast stays off)
     NCCL_NVLS_ENABLE=0 torchrun --nproc-per-node 2 examples/ddp/train_ddp.py
@@ -54,7 +55,8 @@ def make_model(use_vecadd: bool, width: int, depth: int) -> torch.nn.Module:
 
 def train(
     use_vecadd: bool, device: torch.device, steps: int, width: int
-) -> tuple[list[float], list[torch.Tensor]]:
+) -> tuple[list[float], list[list[torch.Tensor]], list[torch.Tensor]]:
+    """Losses (averaged over ranks), gradients after each all-reduce, and final weights."""
     model = make_model(use_vecadd, width, depth=3).to(device)
     ddp = DistributedDataParallel(
         model, device_ids=[device.index] if device.type == "cuda" else None
@@ -62,17 +64,19 @@ def train(
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05)
     generator = torch.Generator().manual_seed(1000 + dist.get_rank())  # each rank its own shard
     losses = []
+    gradients = []
     for _ in range(steps):
         x = torch.randn(64, width, generator=generator).to(device)
         target = x.sum(dim=1, keepdim=True).sin()
         loss = torch.nn.functional.mse_loss(ddp(x), target)
         optimizer.zero_grad()
         loss.backward()
+        gradients.append([p.grad.detach().cpu().clone() for p in model.parameters()])
         optimizer.step()
         averaged = loss.detach().clone()
         dist.all_reduce(averaged)
         losses.append(averaged.item() / dist.get_world_size())
-    return losses, [p.detach().cpu() for p in model.parameters()]
+    return losses, gradients, [p.detach().cpu() for p in model.parameters()]
 
 
 def main() -> int:
@@ -91,9 +95,12 @@ def main() -> int:
     )
     if use_cuda:
         torch.cuda.set_device(device)
-    ours_losses, ours_weights = train(True, device, args.steps, args.width)
-    ref_losses, ref_weights = train(False, device, args.steps, args.width)
+    ours_losses, ours_gradients, ours_weights = train(True, device, args.steps, args.width)
+    ref_losses, ref_gradients, ref_weights = train(False, device, args.steps, args.width)
     torch.testing.assert_close(torch.tensor(ours_losses), torch.tensor(ref_losses))
+    for step, (mine, reference) in enumerate(zip(ours_gradients, ref_gradients, strict=True)):
+        for ours, theirs in zip(mine, reference, strict=True):
+            torch.testing.assert_close(ours, theirs, msg=lambda m, step=step: f"step {step}: {m}")
     for mine, reference in zip(ours_weights, ref_weights, strict=True):
         torch.testing.assert_close(mine, reference)
     if rank == 0:
@@ -101,7 +108,7 @@ def main() -> int:
         print(
             f"world size {dist.get_world_size()} on {device.type}: losses "
             f"{ours_losses[0]:.5f} -> {ours_losses[-1]:.5f}; vecadd and torch.add runs agree "
-            f"(max loss difference {worst:.2e})"
+            f"in losses, gradients and weights (max loss difference {worst:.2e})"
         )
     dist.destroy_process_group()
     return 0
