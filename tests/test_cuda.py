@@ -1,4 +1,5 @@
-"""CUDA specifics: streams, graphs, threads, devices, alignment, memory and huge inputs."""
+"""CUDA specifics: launch shapes, broadcast kernels, streams, graphs, threads, devices,
+alignment, memory and huge inputs."""
 
 from __future__ import annotations
 

@@ -19,29 +19,13 @@ struct alignas(sizeof(T) * kWidth) Pack {
 // be evicted first, so that a result too large for the L2 does not push out other data.
 enum class StoreCaching { kDefault, kStreaming };
 
-// The vector type of the same size as a pack, which the streaming-store intrinsic takes.
-template <int kBytes>
-struct VectorOfBytes;
-template <>
-struct VectorOfBytes<16> {
-  using type = int4;
-};
-template <>
-struct VectorOfBytes<8> {
-  using type = int2;
-};
-template <>
-struct VectorOfBytes<4> {
-  using type = int;
-};
-
 template <StoreCaching kCaching, class PackT>
 __device__ __forceinline__ void store_pack(PackT* target, const PackT& value) {
-  if constexpr (kCaching == StoreCaching::kStreaming && sizeof(PackT) >= 4) {
-    using Vector = typename VectorOfBytes<sizeof(PackT)>::type;
-    Vector bits;
+  if constexpr (kCaching == StoreCaching::kStreaming) {
+    static_assert(sizeof(PackT) == sizeof(int4), "streaming stores move 16-byte packs");
+    int4 bits;
     __builtin_memcpy(&bits, &value, sizeof bits);
-    __stcs(reinterpret_cast<Vector*>(target), bits);
+    __stcs(reinterpret_cast<int4*>(target), bits);
   } else {
     *target = value;
   }
