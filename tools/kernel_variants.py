@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import functools
 import sys
 
 import torch
 
-from vecadd._bench import DTYPE_NAMES, _as_graph, _timer, interleaved_medians
+from vecadd._bench import DTYPE_NAMES, seconds_per_call
 
 DTYPE_CODES = {name: code for code, name in enumerate(DTYPE_NAMES)}
 
@@ -71,7 +72,6 @@ def main() -> int:
     library = load_library(args.library)
     names = [library.vecadd_variant_name(i).decode() for i in range(library.vecadd_variant_count())]
     device = torch.device("cuda")
-    timer = _timer(device)
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; ratio to torch.add(out=)")
     for dtype in args.dtypes.split(","):
         torch_dtype = DTYPE_NAMES[dtype]
@@ -89,13 +89,10 @@ def main() -> int:
                 if not torch.equal(z, expected):
                     raise AssertionError(f"variant {name!r} is wrong for {dtype}, n = {n}")
             calls = max(10, min(200, int(2e9 // (3 * n * x.element_size()))))
-            candidates = [_as_graph(launch, device, calls) for launch in launchers]
-            candidates.append(
-                _as_graph(lambda x=x, y=y, z=z: torch.add(x, y, out=z), device, calls)
-            )
-            seconds = interleaved_medians(candidates, lambda fn: timer(fn, 1), args.rounds)
+            reference_add = functools.partial(torch.add, x, y, out=z)
+            seconds = seconds_per_call([*launchers, reference_add], device, calls, args.rounds)
             reference = seconds[-1]
-            torch_gbps = 3 * n * x.element_size() / (reference / calls) / 1e9
+            torch_gbps = 3 * n * x.element_size() / reference / 1e9
             cells = " ".join(f"{reference / s:>15.3f}" for s in seconds[:-1])
             print(f"  2^{exponent:<3} {cells}  {torch_gbps:10.1f}", flush=True)
     return 0

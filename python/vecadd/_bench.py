@@ -117,9 +117,7 @@ def _timer(device: torch.device) -> Callable[[Callable[[], object], int], float]
 
 
 def _as_graph(fn: Callable[[], object], device: torch.device, calls: int) -> Callable[[], object]:
-    """On CUDA, `calls` launches captured in one graph: times the kernels, not the host."""
-    if device.type != "cuda":
-        return fn
+    """`calls` CUDA launches of fn captured in one graph: times the kernels, not the host."""
     stream = torch.cuda.Stream(device)
     stream.wait_stream(torch.cuda.current_stream(device))
     with torch.cuda.stream(stream):
@@ -148,6 +146,18 @@ def interleaved_medians(
             which = (round_index + offset) % len(candidates)
             samples[which].append(measure(candidates[which]))
     return [statistics.median(values) for values in samples]
+
+
+def seconds_per_call(
+    fns: Sequence[Callable[[], object]], device: torch.device, calls: int, rounds: int
+) -> list[float]:
+    """Median seconds per call of each fn, timed in batches of `calls` back-to-back calls
+    (one CUDA-graph replay on a GPU), the fns interleaved round by round."""
+    timer = _timer(device)
+    if device.type != "cuda":
+        return interleaved_medians(fns, lambda fn: timer(fn, calls), rounds)
+    graphs = [_as_graph(fn, device, calls) for fn in fns]
+    return [s / calls for s in interleaved_medians(graphs, lambda fn: timer(fn, 1), rounds)]
 
 
 # ---------------------------------------------------------------- bandwidth
@@ -201,15 +211,7 @@ def measure_bandwidth(
     calls = max(10, min(200, int(2e9 // max(_bytes_moved(x, y, z), 1))))
     if device.type != "cuda":
         calls = max(3, min(calls, 50))
-    timer = _timer(device)
-    per_batch = 1 if device.type == "cuda" else calls
-    ours_s, theirs_s = interleaved_medians(
-        [_as_graph(ours, device, calls), _as_graph(theirs, device, calls)],
-        lambda fn: timer(fn, per_batch),
-        rounds,
-    )
-    if device.type == "cuda":
-        ours_s, theirs_s = ours_s / calls, theirs_s / calls
+    ours_s, theirs_s = seconds_per_call([ours, theirs], device, calls, rounds)
     moved = _bytes_moved(x, y, z)
     return BandwidthRow(
         str(device),
@@ -227,12 +229,7 @@ def measure_copy_ceiling(device: torch.device, n: int, rounds: int) -> float:
     x = torch.randn(n, device=device)
     z = torch.empty_like(x)
     calls = max(3, min(50, int(2e9 // (2 * n * 4))))
-    timer = _timer(device)
-    copy = _as_graph(lambda: z.copy_(x), device, calls)
-    per_batch = 1 if device.type == "cuda" else calls
-    (seconds,) = interleaved_medians([copy], lambda fn: timer(fn, per_batch), rounds)
-    if device.type == "cuda":
-        seconds /= calls
+    (seconds,) = seconds_per_call([lambda: z.copy_(x)], device, calls, rounds)
     return 2 * n * 4 / seconds / 1e9
 
 
