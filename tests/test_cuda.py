@@ -26,14 +26,18 @@ def test_unaligned_views_at_every_offset(dtype, offset):
     torch.testing.assert_close(out[offset:], xs + ys, rtol=0, atol=0)
 
 
+def _assert_every_element_is_written(n: int, dtype: torch.dtype, seed: int) -> None:
+    x = make_tensor((n,), dtype, "cuda", seed=seed)
+    y = make_tensor((n,), dtype, "cuda", seed=seed + 1)
+    out = torch.full((n,), 99, dtype=dtype, device="cuda")
+    vecadd.add(x, y, alpha=-1, out=out)
+    torch.testing.assert_close(out, torch.sub(x, y), rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_every_element_is_written(dtype):
     for n in (1, 3, 17, 1023, 65_537, 1_000_003):
-        x = make_tensor((n,), dtype, "cuda", seed=n)
-        y = make_tensor((n,), dtype, "cuda", seed=n + 1)
-        out = torch.full((n,), 99, dtype=dtype, device="cuda")
-        vecadd.add(x, y, alpha=-1, out=out)
-        torch.testing.assert_close(out, torch.sub(x, y), rtol=0, atol=0)
+        _assert_every_element_is_written(n, dtype, seed=n)
 
 
 def _broadcast_case(case: str, dtype: torch.dtype):
@@ -107,12 +111,7 @@ ARRAY_SIZES = {
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("size", ARRAY_SIZES)
 def test_every_launch_shape_writes_every_element(dtype, size):
-    n = _elements_for(ARRAY_SIZES[size](), dtype)
-    x = make_tensor((n,), dtype, "cuda", seed=3)
-    y = make_tensor((n,), dtype, "cuda", seed=4)
-    out = torch.full((n,), 99, dtype=dtype, device="cuda")
-    vecadd.add(x, y, alpha=-1, out=out)
-    torch.testing.assert_close(out, torch.sub(x, y), rtol=0, atol=0)
+    _assert_every_element_is_written(_elements_for(ARRAY_SIZES[size](), dtype), dtype, seed=3)
 
 
 @pytest.mark.profiler

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -11,6 +10,7 @@ import vecadd
 from conftest import ALL_DTYPES, make_tensor
 from vecadd._check import assert_matches_torch_add
 
+# `device` is conftest's cpu / cuda fixture, the same for every example of a test.
 SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -50,7 +50,6 @@ def check(device: str, x: torch.Tensor, y: torch.Tensor, alpha) -> None:
     assert_matches_torch_add(vecadd.add(x, y, alpha=alpha), x, y, alpha)
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
 @SETTINGS
 @given(data=operands(), alpha=st.sampled_from([1, 1, 2, -3]))
 def test_matches_torch_add(device, data, alpha):
@@ -58,7 +57,6 @@ def test_matches_torch_add(device, data, alpha):
     check(device, x, y, alpha)
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
 @SETTINGS
 @given(data=operands(), alpha=st.floats(-4, 4, allow_nan=False, width=32))
 def test_float_alpha_within_one_rounding(device, data, alpha):
@@ -68,7 +66,6 @@ def test_float_alpha_within_one_rounding(device, data, alpha):
     check(device, x, y, alpha)
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
 @SETTINGS
 @given(data=operands())
 def test_out_matches_the_functional_result(device, data):
