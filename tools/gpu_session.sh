@@ -43,7 +43,7 @@ for step in $steps; do
       include_dir=$(ls -d build/*/generated/include | head -1)
       run nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -I src/include -I src/kernels \
         -I "$include_dir" tools/kernel_variants.cu src/kernels/add_cuda.cu -o /tmp/kernel_variants.so
-      run python3 tools/kernel_variants.py /tmp/kernel_variants.so --dtypes "${VARIANT_DTYPES:-float16,bfloat16,float32}" \
+      run python3 tools/kernel_variants.py /tmp/kernel_variants.so --dtypes "${VARIANT_DTYPES:-float16,bfloat16,float32}" ${VARIANT_ARGS:-} \
         2>&1 | tee "$OUT/variants.txt" ;;
     sanitize)
       # The CUDA cases of the suite, less the 12 GiB one, the thread storm (too slow here) and

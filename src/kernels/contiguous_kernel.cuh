@@ -16,7 +16,8 @@ namespace vecadd::detail {
 // branch-free vector path: every thread moves kPacks packs of kWidth elements, all loads
 // issued before any store. Only the last block can hold a partial tile; it goes element by
 // element. kCaching picks the cache treatment of the vector stores.
-template <class T, int kWidth, int kThreads, int kPacks, class Index, StoreCaching kCaching>
+template <class T, int kWidth, int kThreads, int kPacks, class Index, StoreCaching kCaching,
+          LoadCaching kLoadCaching>
 __global__ void __launch_bounds__(kThreads)
     add_contiguous_kernel(const T* x, const T* y, T* z, Index n,
                           typename ElementMath<T>::compute_type alpha) {
@@ -33,8 +34,8 @@ __global__ void __launch_bounds__(kThreads)
     PackT y_in[kPacks];
 #pragma unroll
     for (int u = 0; u < kPacks; ++u) {
-      x_in[u] = x_packs[u * kThreads];
-      y_in[u] = y_packs[u * kThreads];
+      x_in[u] = load_pack<kLoadCaching>(x_packs + u * kThreads);
+      y_in[u] = load_pack<kLoadCaching>(y_packs + u * kThreads);
     }
 #pragma unroll
     for (int u = 0; u < kPacks; ++u) {
@@ -49,12 +50,13 @@ __global__ void __launch_bounds__(kThreads)
 
 // Enqueues the kernel above over n elements: one block per tile.
 template <class T, int kWidth, int kThreads, int kPacks, class Index,
-          StoreCaching kCaching = StoreCaching::kDefault>
+          StoreCaching kCaching = StoreCaching::kDefault,
+          LoadCaching kLoadCaching = LoadCaching::kDefault>
 void launch_contiguous(const T* x, const T* y, T* z, std::int64_t n,
                        typename ElementMath<T>::compute_type alpha, cudaStream_t stream) {
   constexpr std::int64_t kTile = std::int64_t{kThreads} * kPacks * kWidth;
   const std::int64_t blocks = std::max<std::int64_t>(1, (n + kTile - 1) / kTile);
-  add_contiguous_kernel<T, kWidth, kThreads, kPacks, Index, kCaching>
+  add_contiguous_kernel<T, kWidth, kThreads, kPacks, Index, kCaching, kLoadCaching>
       <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(x, y, z, static_cast<Index>(n),
                                                                alpha);
 }
