@@ -15,9 +15,9 @@ namespace vecadd::detail {
 // Each block owns one tile of kThreads * kPacks * kWidth elements. A whole tile takes the
 // branch-free vector path: every thread moves kPacks packs of kWidth elements, all loads
 // issued before any store. Only the last block can hold a partial tile; it goes element by
-// element. kCaching picks the cache treatment of the vector stores.
+// element. kCaching picks the cache treatment of the vector stores, Load the vector loads.
 template <class T, int kWidth, int kThreads, int kPacks, class Index, StoreCaching kCaching,
-          LoadCaching kLoadCaching>
+          class Load>
 __global__ void __launch_bounds__(kThreads)
     add_contiguous_kernel(const T* x, const T* y, T* z, Index n,
                           typename ElementMath<T>::compute_type alpha) {
@@ -34,8 +34,8 @@ __global__ void __launch_bounds__(kThreads)
     PackT y_in[kPacks];
 #pragma unroll
     for (int u = 0; u < kPacks; ++u) {
-      x_in[u] = load_pack<kLoadCaching>(x_packs + u * kThreads);
-      y_in[u] = load_pack<kLoadCaching>(y_packs + u * kThreads);
+      x_in[u] = Load::load(x_packs + u * kThreads);
+      y_in[u] = Load::load(y_packs + u * kThreads);
     }
 #pragma unroll
     for (int u = 0; u < kPacks; ++u) {
@@ -51,12 +51,12 @@ __global__ void __launch_bounds__(kThreads)
 // Enqueues the kernel above over n elements: one block per tile.
 template <class T, int kWidth, int kThreads, int kPacks, class Index,
           StoreCaching kCaching = StoreCaching::kDefault,
-          LoadCaching kLoadCaching = LoadCaching::kDefault>
+          class Load = PlainLoad>
 void launch_contiguous(const T* x, const T* y, T* z, std::int64_t n,
                        typename ElementMath<T>::compute_type alpha, cudaStream_t stream) {
   constexpr std::int64_t kTile = std::int64_t{kThreads} * kPacks * kWidth;
   const std::int64_t blocks = std::max<std::int64_t>(1, (n + kTile - 1) / kTile);
-  add_contiguous_kernel<T, kWidth, kThreads, kPacks, Index, kCaching, kLoadCaching>
+  add_contiguous_kernel<T, kWidth, kThreads, kPacks, Index, kCaching, Load>
       <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(x, y, z, static_cast<Index>(n),
                                                                alpha);
 }

@@ -31,29 +31,13 @@ __device__ __forceinline__ void store_pack(PackT* target, const PackT& value) {
   }
 }
 
-// How a load treats the caches: kNoAllocate256 (ld.global.nc.L1::no_allocate.L2::256B)
-// skips the L1 for data read once and asks the L2 to fetch 256-byte blocks from DRAM.
-enum class LoadCaching { kDefault, kNoAllocate256, kEvictFirst };
-
-template <LoadCaching kCaching, class PackT>
-__device__ __forceinline__ PackT load_pack(const PackT* source) {
-  if constexpr (kCaching == LoadCaching::kDefault) {
+// The load the vector kernels use; tools/kernel_variants.cu passes cache-hinted ones instead.
+struct PlainLoad {
+  template <class PackT>
+  __device__ __forceinline__ static PackT load(const PackT* source) {
     return *source;
-  } else {
-    static_assert(sizeof(PackT) == sizeof(int4), "cache-hinted loads move 16-byte packs");
-    int4 bits;
-    if constexpr (kCaching == LoadCaching::kNoAllocate256) {
-      asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
-          : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)
-          : "l"(source));
-    } else {
-      bits = __ldcs(reinterpret_cast<const int4*>(source));
-    }
-    PackT value;
-    __builtin_memcpy(&value, &bits, sizeof bits);
-    return value;
   }
-}
+};
 
 template <class T, int kWidth>
 __device__ __forceinline__ Pack<T, kWidth> add_packs(const Pack<T, kWidth>& x,
