@@ -167,12 +167,39 @@ def test_in_place_on_a_transposed_view(device):
     torch.testing.assert_close(x, expected, rtol=0, atol=0)
 
 
-def test_result_is_a_new_contiguous_tensor(device):
-    x = make_tensor((5, 6), torch.float32, device, seed=26).t()
-    y = make_tensor((6, 5), torch.float32, device, seed=27)
+@pytest.mark.parametrize(
+    ("x_layout", "y_layout", "expected_strides"),
+    [
+        ("transposed", "contiguous", (1, 6)),  # x decides
+        ("contiguous", "transposed", (5, 1)),
+        ("transposed", "transposed", (1, 6)),
+    ],
+)
+def test_result_is_new_memory_laid_out_like_torch_add(device, x_layout, y_layout, expected_strides):
+    def operand(layout, seed):
+        if layout == "transposed":
+            return make_tensor((5, 6), torch.float32, device, seed=seed).t()
+        return make_tensor((6, 5), torch.float32, device, seed=seed)
+
+    x, y = operand(x_layout, 26), operand(y_layout, 27)
     result = vecadd.add(x, y)
-    assert result.is_contiguous()
+    assert result.stride() == expected_strides == torch.add(x, y).stride()
     assert result.data_ptr() not in (x.data_ptr(), y.data_ptr())
+    assert torch.equal(result, torch.add(x, y))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_channels_last_stays_channels_last(device, dtype):
+    activations = make_tensor((2, 16, 5, 7), dtype, device, seed=28).to(
+        memory_format=torch.channels_last
+    )
+    residual = make_tensor((2, 16, 5, 7), dtype, device, seed=29).to(
+        memory_format=torch.channels_last
+    )
+    bias = make_tensor((16, 1, 1), dtype, device, seed=30)
+    for x, y in [(activations, residual), (activations, bias), (bias, activations)]:
+        result = assert_same_as_torch(x, y)
+        assert result.is_contiguous(memory_format=torch.channels_last)
 
 
 def test_tensor_subclass_goes_through_the_dispatcher(device):

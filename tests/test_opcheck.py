@@ -47,6 +47,37 @@ def test_opcheck_functional(device, x_shape, y_shape, dtype, alpha, grad):
     )
 
 
+@pytest.mark.parametrize(
+    "layouts",
+    [
+        pytest.param(lambda t: t.t(), id="transposed"),
+        pytest.param(lambda t: t.unsqueeze(0).unsqueeze(0).permute(0, 3, 1, 2), id="permuted"),
+    ],
+)
+def test_opcheck_keeps_the_input_layout(device, layouts):
+    # The fake and meta results must be laid out like the real one (opcheck compares strides).
+    x = layouts(make_tensor((6, 4), torch.float32, device, seed=5)).requires_grad_(True)
+    y = layouts(make_tensor((6, 4), torch.float32, device, seed=6)).requires_grad_(True)
+    torch.library.opcheck(torch.ops.vecadd.add.default, (x, y), test_utils=OPCHECK_TESTS)
+    bias = make_tensor((x.shape[-1],), torch.float32, device, seed=7)
+    torch.library.opcheck(torch.ops.vecadd.add.default, (x, bias), test_utils=OPCHECK_TESTS)
+
+
+def test_fake_and_meta_results_are_channels_last_like_torch_add():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    def channels_last_inputs(device):
+        activations = torch.empty(2, 8, 3, 5, device=device).to(memory_format=torch.channels_last)
+        return activations, torch.empty(8, 1, 1, device=device)
+
+    real = vecadd.add(*channels_last_inputs("cpu"))
+    meta = vecadd.add(*channels_last_inputs("meta"))
+    with FakeTensorMode():
+        fake = vecadd.add(*channels_last_inputs("cpu"))
+    expected = torch.add(*channels_last_inputs("cpu")).stride()
+    assert real.stride() == meta.stride() == fake.stride() == expected
+
+
 def test_opcheck_out(device):
     x = make_tensor((3, 5), torch.float32, device, seed=3)
     y = make_tensor((5,), torch.float32, device, seed=4)
@@ -91,6 +122,22 @@ def test_compile_fullgraph_dynamic(device):
         torch.testing.assert_close(compiled(x, y), model(x, y))
     breaks, graphs = _count_graph_breaks(model, x, y)
     assert (breaks, graphs) == (0, 1)
+
+
+def test_compile_keeps_transposed_and_channels_last_layouts(device):
+    compiled = torch.compile(
+        lambda x, y: vecadd.add(x, y, alpha=2), fullgraph=True, dynamic=True, backend="aot_eager"
+    )
+    for rows, columns in ((6, 4), (10, 3)):
+        transposed = make_tensor((rows, columns), torch.float32, device, seed=rows).t()
+        activations = make_tensor((2, rows, 3, columns), torch.float32, device, seed=columns)
+        activations = activations.to(memory_format=torch.channels_last)
+        bias = make_tensor((rows, 1, 1), torch.float32, device, seed=rows + columns)
+        for x, y in ((transposed, transposed), (activations, bias)):
+            result = compiled(x, y)
+            expected = torch.add(x, y, alpha=2)
+            torch.testing.assert_close(result, expected)
+            assert result.stride() == expected.stride()
 
 
 def test_compile_module_with_backward(device):

@@ -44,6 +44,7 @@ def assert_matches_torch_add(
     of the exact value (torch may fuse the multiply-add or round alpha * y first)."""
     expected = torch.add(x, y, alpha=alpha)
     assert result.shape == expected.shape
+    assert result.stride() == expected.stride(), "memory layout differs from torch.add's"
     assert result.dtype == expected.dtype
     assert result.device == expected.device
     if alpha == 1 or not x.dtype.is_floating_point:

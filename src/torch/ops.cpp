@@ -7,6 +7,7 @@
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/SymInt.h>
 #include <torch/csrc/autograd/function.h>
@@ -177,6 +178,15 @@ c10::ArrayRef<Int> sizes_of(const at::Tensor& t) {
   }
 }
 
+template <class Int>
+c10::ArrayRef<Int> strides_of(const at::Tensor& t) {
+  if constexpr (std::is_same_v<Int, c10::SymInt>) {
+    return t.sym_strides();
+  } else {
+    return t.strides();
+  }
+}
+
 void check_inputs(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha) {
   TORCH_CHECK_TYPE(x.defined(), kOp, ": argument 'x' is an undefined tensor; expected a tensor");
   TORCH_CHECK_TYPE(y.defined(), kOp, ": argument 'y' is an undefined tensor; expected a tensor");
@@ -287,33 +297,164 @@ void check_out_aliasing(const at::Tensor& out, const at::Tensor& x, const at::Te
 
 // ---------------------------------------------------------------- layouts
 
-// Element strides of `t` seen through the broadcast `shape` (0 where it repeats).
-std::vector<std::int64_t> broadcast_strides(const at::Tensor& t, c10::IntArrayRef shape) {
-  std::vector<std::int64_t> strides(shape.size(), 0);
-  const std::int64_t offset = static_cast<std::int64_t>(shape.size()) - t.dim();
-  for (std::int64_t d = 0; d < t.dim(); ++d) {
-    strides[offset + d] = t.size(d) == 1 ? 0 : t.stride(d);
+// Element strides of `t` seen through the broadcast `shape`: 0 where t's size-1 (or
+// missing) dimension is repeated.
+template <class Int>
+std::vector<Int> broadcast_strides(const at::Tensor& t, c10::ArrayRef<Int> shape) {
+  const c10::ArrayRef<Int> sizes = sizes_of<Int>(t);
+  const c10::ArrayRef<Int> strides = strides_of<Int>(t);
+  std::vector<Int> result(shape.size(), Int(0));
+  const std::size_t offset = shape.size() - sizes.size();
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    const bool repeated = sizes[d] == 1 && shape[offset + d] != 1;
+    result[offset + d] = repeated ? Int(0) : strides[d];
   }
-  return strides;
+  return result;
 }
 
-// Shape and strides of the call with size-1 dimensions dropped and adjacent dimensions
-// merged wherever all three tensors allow; false if more than kMaxDims remain.
+// The result's dimensions from innermost to outermost, in the order torch.add gives its
+// output: sorted by the strides of x, then of y where x cannot tell (a repeated
+// dimension), equal strides settled by size; row-major where neither input decides.
+template <class Int>
+std::vector<std::size_t> result_dimension_order(c10::ArrayRef<Int> shape,
+                                                const std::vector<Int>& x_strides,
+                                                const std::vector<Int>& y_strides) {
+  const std::size_t ndim = shape.size();
+  std::vector<std::size_t> order(ndim);
+  for (std::size_t i = 0; i < ndim; ++i) {
+    order[i] = ndim - 1 - i;
+  }
+  // 1 if dimension a belongs outside b, -1 if inside, 0 if no input decides.
+  const auto compare = [&](std::size_t a, std::size_t b) {
+    for (const std::vector<Int>* strides : {&x_strides, &y_strides}) {
+      const Int& stride_a = (*strides)[a];
+      const Int& stride_b = (*strides)[b];
+      if (stride_a == 0 || stride_b == 0) {
+        continue;
+      }
+      if (stride_a < stride_b) {
+        return -1;
+      }
+      if (stride_b < stride_a || shape[b] < shape[a]) {
+        return 1;
+      }
+    }
+    return 0;
+  };
+  // Insertion sort that stops at the first decided comparison, so undecided dimensions
+  // keep their row-major places.
+  for (std::size_t i = 1; i < ndim; ++i) {
+    std::size_t moving = i;
+    for (std::size_t j = i; j-- > 0;) {
+      const int comparison = compare(order[j], order[moving]);
+      if (comparison > 0) {
+        std::swap(order[j], order[moving]);
+        moving = j;
+      } else if (comparison < 0) {
+        break;
+      }
+    }
+  }
+  return order;
+}
+
+at::Tensor empty_result(c10::IntArrayRef shape, const at::TensorOptions& options,
+                        at::MemoryFormat format) {
+  return at::empty(shape, options, format);
+}
+
+at::Tensor empty_result(c10::SymIntArrayRef shape, const at::TensorOptions& options,
+                        at::MemoryFormat format) {
+  return at::empty_symint(shape, options, format);
+}
+
+at::Tensor empty_result(c10::IntArrayRef shape, c10::IntArrayRef strides,
+                        const at::TensorOptions& options) {
+  return at::empty_strided(shape, strides, options);
+}
+
+at::Tensor empty_result(c10::SymIntArrayRef shape, c10::SymIntArrayRef strides,
+                        const at::TensorOptions& options) {
+  return at::empty_strided_symint(shape, strides, options);
+}
+
+// The uninitialized result of x + alpha * y, laid out in memory as torch.add lays out
+// its result: like its inputs when they agree (channels-last stays channels-last, a
+// transposed pair gives a transposed result), else by result_dimension_order.
+template <class Int>
+at::Tensor allocate_result(const at::Tensor& x, const at::Tensor& y,
+                           const std::vector<Int>& shape) {
+  const c10::ArrayRef<Int> shape_ref(shape);
+  const at::TensorOptions options = x.options();
+  if (sizes_of<Int>(x) == shape_ref && sizes_of<Int>(y) == shape_ref) {
+    if (x.is_contiguous() && y.is_contiguous()) {
+      return empty_result(shape_ref, options, at::MemoryFormat::Contiguous);
+    }
+    if (x.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+        y.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+      return empty_result(shape_ref, options, at::MemoryFormat::ChannelsLast);
+    }
+    if (x.is_non_overlapping_and_dense() && y.is_non_overlapping_and_dense() &&
+        strides_of<Int>(x) == strides_of<Int>(y)) {
+      return empty_result(shape_ref, strides_of<Int>(x), options);
+    }
+  }
+  const std::vector<std::size_t> order = result_dimension_order<Int>(
+      shape_ref, broadcast_strides<Int>(x, shape_ref), broadcast_strides<Int>(y, shape_ref));
+  bool row_major = true;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    row_major = row_major && order[i] == order.size() - 1 - i;
+  }
+  if (row_major) {
+    return empty_result(shape_ref, options, at::MemoryFormat::Contiguous);
+  }
+  std::vector<Int> strides(shape.size(), Int(0));
+  Int next(1);
+  for (const std::size_t d : order) {
+    strides[d] = next;
+    next = next * shape[d];
+  }
+  return empty_result(shape_ref, c10::ArrayRef<Int>(strides), options);
+}
+
+// Whether `t` has the sizes of `dense` and its strides wherever the size is above 1, so
+// that both put each element at the same offset.
+bool has_layout_of(const at::Tensor& t, const at::Tensor& dense) {
+  if (t.sizes() != dense.sizes()) {
+    return false;
+  }
+  for (std::int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) > 1 && t.stride(d) != dense.stride(d)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Shape and strides of the call with size-1 dimensions dropped, the rest ordered by out's
+// strides (out's innermost dimension last), and adjacent dimensions merged wherever all
+// three tensors allow; false if more than kMaxDims remain.
 bool make_strided_layout(const at::Tensor& x, const at::Tensor& y, const at::Tensor& out,
                          vecadd::StridedLayout& layout) {
   const c10::IntArrayRef shape = out.sizes();
-  const std::vector<std::int64_t> x_strides = broadcast_strides(x, shape);
-  const std::vector<std::int64_t> y_strides = broadcast_strides(y, shape);
-  const std::vector<std::int64_t> z_strides(out.strides().begin(), out.strides().end());
+  const std::vector<std::int64_t> x_strides = broadcast_strides<std::int64_t>(x, shape);
+  const std::vector<std::int64_t> y_strides = broadcast_strides<std::int64_t>(y, shape);
+  const c10::IntArrayRef z_strides = out.strides();
+  std::vector<std::size_t> dims;  // outermost first
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] != 1) {
+      dims.push_back(d);
+    }
+  }
+  std::stable_sort(dims.begin(), dims.end(),
+                   [&](std::size_t a, std::size_t b) { return z_strides[a] > z_strides[b]; });
   // Built innermost first, then reversed.
   std::vector<std::int64_t> sizes;
   std::vector<std::int64_t> xs;
   std::vector<std::int64_t> ys;
   std::vector<std::int64_t> zs;
-  for (std::int64_t d = static_cast<std::int64_t>(shape.size()) - 1; d >= 0; --d) {
-    if (shape[d] == 1) {
-      continue;
-    }
+  for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
+    const std::size_t d = *it;
     if (!sizes.empty()) {
       const std::int64_t inner = sizes.back();
       const bool mergeable = x_strides[d] == xs.back() * inner &&
@@ -428,8 +569,10 @@ void compute_into(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& a
   }
   const c10::DeviceGuard device_guard(out.device());
   const at::Device device = out.device();
-  const bool contiguous = x.sizes() == out.sizes() && y.sizes() == out.sizes() &&
-                          x.is_contiguous() && y.is_contiguous() && out.is_contiguous();
+  // One dense layout shared by all three (contiguous, channels-last, transposed...): a flat
+  // array of numel elements in memory order.
+  const bool contiguous =
+      out.is_non_overlapping_and_dense() && has_layout_of(x, out) && has_layout_of(y, out);
   dispatch_element_type(out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T scale = alpha_as<T>(alpha);
@@ -460,8 +603,7 @@ void compute_into(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& a
 
 at::Tensor add_kernel(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha) {
   check_inputs(x, y, alpha);
-  const std::vector<std::int64_t> shape = broadcast_shape<std::int64_t>(x, y);
-  at::Tensor out = at::empty(shape, x.options());
+  at::Tensor out = allocate_result(x, y, broadcast_shape<std::int64_t>(x, y));
   compute_into(x, y, alpha, out);
   return out;
 }
@@ -478,7 +620,7 @@ void add_out_kernel(const at::Tensor& x, const at::Tensor& y, const c10::Scalar&
 
 at::Tensor add_meta(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha) {
   check_inputs(x, y, alpha);
-  return at::empty_symint(broadcast_shape<c10::SymInt>(x, y), x.options());
+  return allocate_result(x, y, broadcast_shape<c10::SymInt>(x, y));
 }
 
 void add_out_meta(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha,
