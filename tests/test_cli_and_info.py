@@ -12,6 +12,7 @@ import torch
 
 import vecadd
 from vecadd import _loader
+from vecadd._bench import LAYOUTS
 
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
@@ -130,13 +131,14 @@ def test_cli_bench_on_cpu(tmp_path):
         "--rounds",
         "2",
         "--layouts",
-        "contiguous,unaligned,broadcast",
+        ",".join(LAYOUTS),
         "--json",
         str(json_path),
     )
     assert ran.returncode == 0, ran.stderr
     record = json.loads(json_path.read_text())
-    assert len(record["bandwidth"]) == 2 * 2 * 3 * 2
+    assert len(record["bandwidth"]) == 2 * 2 * len(LAYOUTS) * 2
+    assert {row["layout"] for row in record["bandwidth"]} == set(LAYOUTS)
     assert all(row["vecadd_gbps"] > 0 and row["torch_gbps"] > 0 for row in record["bandwidth"])
     assert "ratio" in ran.stdout
 

@@ -51,12 +51,31 @@ def _broadcast_case(case: str, dtype: torch.dtype):
         return make((100, 65), 1)[:, :64], make((64,), 2), "add_strided_kernel"
     if case == "shifted_start":  # the first element is off a 16-byte boundary
         return make((100, 65), 1)[:, 1:], make((64,), 2), "add_strided_kernel"
-    if case == "column":  # (rows, 1) broadcast: the inner dimension of y has stride 0
-        return make((300, 64), 1), make((300, 1), 2), "add_strided_kernel"
+    if case == "column":  # (rows, 1) broadcast: y repeats one element along each row
+        return make((300, 64), 1), make((300, 1), 2), "add_rows_kernel"
+    if case == "column_unaligned_rows":  # the same with rows 65 elements apart in x
+        return make((300, 65), 1)[:, :64], make((300, 1), 2), "add_strided_kernel"
+    if case == "mixed_order":  # y column-major: no dimension is contiguous in all three
+        return make((200, 64), 1), make((64, 200), 2).t(), "add_strided_kernel"
+    if case == "transposed":  # one transposed layout for x, y and the result: a flat array
+        return make((64, 333), 1).t(), make((64, 333), 2).t(), "add_contiguous_kernel"
+    if case == "channels_last_bias":  # NHWC activations + a (C, 1, 1) bias: rows of C
+        activations = make((4, 64, 7, 9), 1).to(memory_format=torch.channels_last)
+        return activations, make((64, 1, 1), 2), "add_rows_kernel"
     raise ValueError(case)
 
 
-BROADCAST_CASES = ["row", "batch_of_matrices", "row_starts_unaligned", "shifted_start", "column"]
+BROADCAST_CASES = [
+    "row",
+    "batch_of_matrices",
+    "row_starts_unaligned",
+    "shifted_start",
+    "column",
+    "column_unaligned_rows",
+    "mixed_order",
+    "transposed",
+    "channels_last_bias",
+]
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
@@ -66,7 +85,9 @@ def test_broadcast_layouts_match_torch(dtype, case):
     shape = torch.broadcast_shapes(x.shape, y.shape)
     for alpha in (1, -3):
         expected = torch.add(x, y, alpha=alpha)
-        torch.testing.assert_close(vecadd.add(x, y, alpha=alpha), expected, rtol=0, atol=0)
+        result = vecadd.add(x, y, alpha=alpha)
+        torch.testing.assert_close(result, expected, rtol=0, atol=0)
+        assert result.stride() == expected.stride()
         swapped = torch.add(y, x, alpha=alpha)
         torch.testing.assert_close(vecadd.add(y, x, alpha=alpha), swapped, rtol=0, atol=0)
         row_major = torch.full(shape, 7, dtype=dtype, device="cuda")

@@ -35,7 +35,7 @@ for step in $steps; do
       run python3 -m vecadd bench --min-log2 10 --max-log2 28 --call-cost \
         --json "$OUT/bench.json" --plot "$OUT/bench.png" 2>"$OUT/bench.err" | tee "$OUT/bench.txt"
       run python3 -m vecadd bench --min-log2 12 --max-log2 28 --step 4 --out no \
-        --layouts unaligned,broadcast --json "$OUT/bench-layouts.json" 2>>"$OUT/bench.err" |
+        --layouts unaligned,broadcast,per_row,transposed,mixed_order,channels_last_bias --json "$OUT/bench-layouts.json" 2>>"$OUT/bench.err" |
         tee "$OUT/bench-layouts.txt" ;;
     archs)
       run python3 -m pytest -q -ra -p no:cacheprovider -m "build" tests 2>&1 | tee "$OUT/archs.log" | tail -25 ;;

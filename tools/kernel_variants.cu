@@ -12,10 +12,9 @@
 
 namespace {
 
+using vecadd::detail::add_contiguous_kernel;
 using vecadd::detail::launch_contiguous;
 using vecadd::detail::StoreCaching;
-
-using vecadd::detail::add_contiguous_kernel;
 
 // A 16-byte load through inline PTX; kInstruction names the cache hints.
 #define VECADD_HINTED_LOAD(Name, kInstruction)                                         \
@@ -62,8 +61,8 @@ void launch_with_carveout(const T* x, const T* y, T* z, std::int64_t n,
 // Variant names, in the order of the switch below: threads per block, "st.cs" for streaming
 // stores, then the load or carve-out used. Variant 0 is vecadd::add_cuda itself.
 constexpr const char* kVariantNames[] = {
-    "library",         "1024 st.cs",         "1024 copy",         "1024 maxL1",
-    "1024 maxSmem",    "1024 ld.nc",         "1024 ld.nc.noL1",   "1024 L2::128B",
+    "library",      "1024 st.cs", "1024 copy",       "1024 maxL1",
+    "1024 maxSmem", "1024 ld.nc", "1024 ld.nc.noL1", "1024 L2::128B",
 };
 constexpr int kVariantCount = sizeof(kVariantNames) / sizeof(kVariantNames[0]);
 

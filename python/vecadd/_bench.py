@@ -28,7 +28,15 @@ DTYPE_NAMES = {
     "int32": torch.int32,
     "int64": torch.int64,
 }
-LAYOUTS = ("contiguous", "unaligned", "broadcast")
+LAYOUTS = (
+    "contiguous",
+    "unaligned",
+    "broadcast",
+    "per_row",
+    "transposed",
+    "mixed_order",
+    "channels_last_bias",
+)
 
 
 @dataclass
@@ -51,10 +59,9 @@ class CallCostRow:
     case: str
     vecadd_us: float
     torch_us: float
-
-    @property
-    def ratio(self) -> float:
-        return self.vecadd_us / self.torch_us
+    # Median over rounds of vecadd's time over torch.add's in the same round: a burst of
+    # host noise that slows one round of one side does not move it.
+    ratio: float
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -131,13 +138,13 @@ def _as_graph(fn: Callable[[], object], device: torch.device, calls: int) -> Cal
     return graph.replay
 
 
-def interleaved_medians(
+def interleaved_samples(
     candidates: Sequence[Callable[[], object]],
     measure: Callable[[Callable[[], object]], float],
     rounds: int,
-) -> list[float]:
-    """Median of `measure` per candidate over `rounds`, each round starting at the next
-    candidate so that no one always runs first (after a warm-up of each)."""
+) -> list[list[float]]:
+    """`measure` of each candidate in each of `rounds` rounds, each round starting at the
+    next candidate so that no one always runs first (after a warm-up of each)."""
     for candidate in candidates:
         measure(candidate)
     samples: list[list[float]] = [[] for _ in candidates]
@@ -145,7 +152,16 @@ def interleaved_medians(
         for offset in range(len(candidates)):
             which = (round_index + offset) % len(candidates)
             samples[which].append(measure(candidates[which]))
-    return [statistics.median(values) for values in samples]
+    return samples
+
+
+def interleaved_medians(
+    candidates: Sequence[Callable[[], object]],
+    measure: Callable[[Callable[[], object]], float],
+    rounds: int,
+) -> list[float]:
+    """Median per candidate of :func:`interleaved_samples`."""
+    return [statistics.median(s) for s in interleaved_samples(candidates, measure, rounds)]
 
 
 def seconds_per_call(
@@ -181,6 +197,32 @@ def _operands(n: int, dtype: torch.dtype, device: torch.device, layout: str):
             make(columns),
             torch.empty(rows, columns, device=device, dtype=dtype),
         )
+    if layout == "per_row":  # one y value per row: y's inner dimension repeats
+        columns = 1024 if n >= 1024 else n
+        rows = n // columns
+        return (
+            make(rows * columns).view(rows, columns),
+            make(rows).view(rows, 1),
+            torch.empty(rows, columns, device=device, dtype=dtype),
+        )
+    if layout == "transposed":
+        columns = 1024 if n >= 1024 else n
+        rows = n // columns
+        x = make(rows * columns).view(columns, rows).t()
+        return x, make(rows * columns).view(columns, rows).t(), torch.empty_like(x)
+    if layout == "mixed_order":  # x row-major, y column-major: one of them is read across
+        columns = 1024 if n >= 1024 else n
+        rows = n // columns
+        return (
+            make(rows * columns).view(rows, columns),
+            make(rows * columns).view(columns, rows).t(),
+            torch.empty(rows, columns, device=device, dtype=dtype),
+        )
+    if layout == "channels_last_bias":
+        channels = 64 if n >= 64 else n
+        pixels = n // channels
+        x = make(pixels * channels).view(1, 1, pixels, channels).permute(0, 3, 1, 2)
+        return x, make(channels).view(channels, 1, 1), torch.empty_like(x)
     raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
 
 
@@ -237,9 +279,10 @@ def measure_copy_ceiling(device: torch.device, n: int, rounds: int) -> float:
 
 
 def measure_call_cost(
-    device: torch.device, rounds: int = 5, calls: int = 20_000
+    device: torch.device, rounds: int = 11, calls: int = 20_000
 ) -> list[CallCostRow]:
-    """Wall time per call on 16-element tensors, one synchronization per batch."""
+    """Wall time per call on 16-element tensors, one synchronization per batch of `calls`;
+    medians over `rounds` interleaved rounds."""
 
     def sync() -> None:
         if device.type == "cuda":
@@ -274,8 +317,16 @@ def measure_call_cost(
                 ),
             )
         for name, ours, theirs in cases:
-            ours_us, theirs_us = interleaved_medians([ours, theirs], per_call, rounds)
-            rows.append(CallCostRow(name + suffix, ours_us, theirs_us))
+            ours_us, theirs_us = interleaved_samples([ours, theirs], per_call, rounds)
+            paired = statistics.median(a / b for a, b in zip(ours_us, theirs_us, strict=True))
+            rows.append(
+                CallCostRow(
+                    name + suffix,
+                    statistics.median(ours_us),
+                    statistics.median(theirs_us),
+                    paired,
+                )
+            )
     return rows
 
 
@@ -401,7 +452,7 @@ def run_from_arguments(args: argparse.Namespace) -> int:
             "cuda": torch.version.cuda,
             "copy_ceiling_gbps": copy_gbps,
             "bandwidth": [asdict(row) | {"ratio": row.ratio} for row in rows],
-            "call_cost": [asdict(row) | {"ratio": row.ratio} for row in call_rows],
+            "call_cost": [asdict(row) for row in call_rows],
         }
         with open(args.json, "w") as handle:
             json.dump(record, handle, indent=1)

@@ -1,43 +1,84 @@
 // CUDA entry points of the kernel library: a vectorized kernel for contiguous arrays, a
-// vectorized row kernel for layouts whose innermost dimension is contiguous everywhere
-// (the usual broadcast), and an index-decomposing grid-stride kernel for everything else.
+// vectorized row kernel for layouts whose innermost dimension is contiguous in z and
+// contiguous or repeated in x and y (the usual broadcasts), and an index-decomposing
+// kernel for everything else.
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <limits>
 
 #include "contiguous_kernel.cuh"
 #include "element_math.h"
 #include "pack.cuh"
+#include "strided_index.cuh"
 #include "vecadd/vecadd.h"
 
 namespace vecadd {
 namespace {
 
-constexpr int kThreadsPerBlock = 256;
+constexpr int kStridedThreads = 128;
+constexpr int kStridedUnroll = 4;
 constexpr int kRowThreads = 128;
 constexpr int kVectorBytes = 16;
 // Largest n for 32-bit index arithmetic, with headroom so that index + stride cannot wrap.
 constexpr std::int64_t kMaxIndex32 = std::numeric_limits<std::int32_t>::max() / 2;
 
-template <class T, class Index>
-__global__ void __launch_bounds__(kThreadsPerBlock)
-    add_strided_kernel(const T* x, const T* y, T* z, StridedLayout layout, Index count,
+// Each block takes kStridedThreads * kStridedUnroll consecutive elements; each thread
+// loads its kStridedUnroll elements (a block-width apart, so each load is one warp-wide
+// sweep) before it stores any, to keep several loads in flight.
+template <class T, class Indexer>
+__global__ void __launch_bounds__(kStridedThreads)
+    add_strided_kernel(const T* x, const T* y, T* z, Indexer layout, typename Indexer::Index count,
                        typename detail::ElementMath<T>::compute_type alpha) {
-  const Index stride = static_cast<Index>(gridDim.x) * kThreadsPerBlock;
-  for (Index i = static_cast<Index>(blockIdx.x) * kThreadsPerBlock + threadIdx.x; i < count;
-       i += stride) {
-    const auto offsets = detail::offsets_of<Index>(i, layout);
-    z[offsets.z] = detail::add_scaled(x[offsets.x], y[offsets.y], alpha);
+  using Index = typename Indexer::Index;
+  const Index first =
+      static_cast<Index>(blockIdx.x) * (kStridedThreads * kStridedUnroll) + threadIdx.x;
+  detail::ElementOffsets<Index> offsets[kStridedUnroll];
+  T x_values[kStridedUnroll];
+  T y_values[kStridedUnroll];
+#pragma unroll
+  for (int u = 0; u < kStridedUnroll; ++u) {
+    const Index i = first + u * kStridedThreads;
+    if (i < count) {
+      offsets[u] = layout.offsets(i);
+      x_values[u] = x[offsets[u].x];
+      y_values[u] = y[offsets[u].y];
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kStridedUnroll; ++u) {
+    if (first + u * kStridedThreads < count) {
+      z[offsets[u].z] = detail::add_scaled(x_values[u], y_values[u], alpha);
+    }
   }
 }
 
-// One 16-byte pack per thread along contiguous rows; the outer coordinates of the row are
-// decomposed once per pack instead of once per element.
-template <class T, int kWidth, class Index>
+// The kWidth elements of a row from `column` on: one 16-byte load, or, for an operand that
+// repeats one element along the row (a (rows, 1) operand), that element kWidth times.
+template <int kWidth, class T, class Index>
+__device__ __forceinline__ detail::Pack<T, kWidth> row_pack(const T* row, Index column,
+                                                            bool repeats) {
+  using PackT = detail::Pack<T, kWidth>;
+  if (!repeats) {
+    return *reinterpret_cast<const PackT*>(row + column);
+  }
+  PackT pack;
+  const T value = *row;
+#pragma unroll
+  for (int k = 0; k < kWidth; ++k) {
+    pack.values[k] = value;
+  }
+  return pack;
+}
+
+// One 16-byte pack of z per thread along rows that are contiguous in z; the outer
+// coordinates of the row are decomposed once per pack instead of once per element.
+template <class T, int kWidth, class Indexer>
 __global__ void __launch_bounds__(kRowThreads)
-    add_rows_kernel(const T* x, const T* y, T* z, StridedLayout outer, Index packs_per_row,
-                    Index pack_count, typename detail::ElementMath<T>::compute_type alpha) {
+    add_rows_kernel(const T* x, const T* y, T* z, Indexer outer,
+                    typename Indexer::Index packs_per_row, typename Indexer::Index pack_count,
+                    bool x_repeats, bool y_repeats,
+                    typename detail::ElementMath<T>::compute_type alpha) {
+  using Index = typename Indexer::Index;
   using PackT = detail::Pack<T, kWidth>;
   const Index p = static_cast<Index>(blockIdx.x) * kRowThreads + threadIdx.x;
   if (p >= pack_count) {
@@ -45,47 +86,10 @@ __global__ void __launch_bounds__(kRowThreads)
   }
   const Index row = p / packs_per_row;
   const Index column = (p - row * packs_per_row) * kWidth;
-  const auto offsets = detail::offsets_of<Index>(row, outer);
-  const PackT x_pack = *reinterpret_cast<const PackT*>(x + offsets.x + column);
-  const PackT y_pack = *reinterpret_cast<const PackT*>(y + offsets.y + column);
+  const auto offsets = outer.offsets(row);
+  const PackT x_pack = row_pack<kWidth>(x + offsets.x, column, x_repeats);
+  const PackT y_pack = row_pack<kWidth>(y + offsets.y, column, y_repeats);
   *reinterpret_cast<PackT*>(z + offsets.z + column) = detail::add_packs(x_pack, y_pack, alpha);
-}
-
-// A property of the current device, computed once per device (0 if there is none).
-template <int (*kCompute)(int device)>
-int per_device_constant() {
-  constexpr int kMaxCachedDevices = 64;
-  static std::atomic<int> cache[kMaxCachedDevices] = {};
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    return 0;
-  }
-  if (device >= kMaxCachedDevices) {
-    return kCompute(device);
-  }
-  int value = cache[device].load(std::memory_order_relaxed);
-  if (value == 0) {
-    value = kCompute(device);
-    cache[device].store(value, std::memory_order_relaxed);
-  }
-  return value;
-}
-
-int device_attribute(int device, cudaDeviceAttr attribute) {
-  int value = 0;
-  return cudaDeviceGetAttribute(&value, attribute, device) == cudaSuccess ? value : 0;
-}
-
-// Blocks of kThreadsPerBlock the device holds at once.
-int compute_resident_blocks(int device) {
-  return device_attribute(device, cudaDevAttrMultiProcessorCount) *
-         (device_attribute(device, cudaDevAttrMaxThreadsPerMultiProcessor) / kThreadsPerBlock);
-}
-
-unsigned strided_grid(std::int64_t count) {
-  const std::int64_t wanted = (count + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  const std::int64_t cap = std::max(1, per_device_constant<compute_resident_blocks>());
-  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(wanted, cap)));
 }
 
 bool is_vector_aligned(const void* pointer) {
@@ -101,25 +105,42 @@ std::int64_t max_offset(const std::int64_t* strides, const StridedLayout& layout
   return reach;
 }
 
-// Whether the row kernel can take a layout: the innermost dimension is contiguous in all
-// three operands, and every row of every operand starts on a 16-byte boundary.
-bool rows_are_vectorizable(const void* x, const void* y, const void* z, const StridedLayout& layout,
-                           int width) {
-  if (layout.ndim < 1 || !is_vector_aligned(x) || !is_vector_aligned(y) || !is_vector_aligned(z)) {
-    return false;
+// How the row kernel reads x and y along a row: packs, or one repeated element.
+struct RowPlan {
+  bool usable = false;
+  bool x_repeats = false;
+  bool y_repeats = false;
+};
+
+// Whether the row kernel can take a layout: the innermost dimension is contiguous in z,
+// every row of z starts on a 16-byte boundary, and x and y each either match that (packs)
+// or repeat one element along the row (inner stride 0).
+RowPlan plan_rows(const void* x, const void* y, const void* z, const StridedLayout& layout,
+                  int width) {
+  RowPlan plan;
+  if (layout.ndim < 1) {
+    return plan;
   }
   const int inner = layout.ndim - 1;
-  if (layout.x_strides[inner] != 1 || layout.y_strides[inner] != 1 ||
-      layout.z_strides[inner] != 1 || layout.sizes[inner] % width != 0) {
-    return false;
-  }
-  for (int d = 0; d < inner; ++d) {
-    if (layout.x_strides[d] % width != 0 || layout.y_strides[d] % width != 0 ||
-        layout.z_strides[d] % width != 0) {
+  // Rows of packs: contiguous, and every row of the operand 16-byte aligned.
+  const auto packs_fit = [&](const void* pointer, const std::int64_t* strides) {
+    if (strides[inner] != 1 || !is_vector_aligned(pointer)) {
       return false;
     }
-  }
-  return true;
+    for (int d = 0; d < inner; ++d) {
+      if (strides[d] % width != 0) {
+        return false;
+      }
+    }
+    return true;
+  };
+  plan.x_repeats = layout.x_strides[inner] == 0;
+  plan.y_repeats = layout.y_strides[inner] == 0;
+  plan.usable = layout.sizes[inner] % width == 0 && packs_fit(z, layout.z_strides) &&
+                (plan.x_repeats || packs_fit(x, layout.x_strides)) &&
+                (plan.y_repeats || packs_fit(y, layout.y_strides)) &&
+                !(plan.x_repeats && plan.y_repeats);
+  return plan;
 }
 
 // The layout less its innermost dimension.
@@ -129,16 +150,27 @@ StridedLayout outer_dimensions(const StridedLayout& layout) {
   return outer;
 }
 
-template <class T, class Index>
-void launch_rows(const T* x, const T* y, T* z, const StridedLayout& layout, std::int64_t count,
-                 typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
+template <class T, class Indexer>
+void launch_rows(const T* x, const T* y, T* z, const StridedLayout& layout, const RowPlan& plan,
+                 std::int64_t count, typename detail::ElementMath<T>::compute_type alpha,
+                 cudaStream_t stream) {
+  using Index = typename Indexer::Index;
   constexpr int kWidth = kVectorBytes / sizeof(T);
   const std::int64_t pack_count = count / kWidth;
   const std::int64_t packs_per_row = layout.sizes[layout.ndim - 1] / kWidth;
   const std::int64_t blocks = (pack_count + kRowThreads - 1) / kRowThreads;
-  add_rows_kernel<T, kWidth, Index><<<static_cast<unsigned>(blocks), kRowThreads, 0, stream>>>(
-      x, y, z, outer_dimensions(layout), static_cast<Index>(packs_per_row),
-      static_cast<Index>(pack_count), alpha);
+  add_rows_kernel<T, kWidth, Indexer><<<static_cast<unsigned>(blocks), kRowThreads, 0, stream>>>(
+      x, y, z, Indexer::of(outer_dimensions(layout)), static_cast<Index>(packs_per_row),
+      static_cast<Index>(pack_count), plan.x_repeats, plan.y_repeats, alpha);
+}
+
+template <class T, class Indexer>
+void launch_strided(const T* x, const T* y, T* z, const StridedLayout& layout, std::int64_t count,
+                    typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
+  constexpr std::int64_t kTile = std::int64_t{kStridedThreads} * kStridedUnroll;
+  const std::int64_t blocks = (count + kTile - 1) / kTile;
+  add_strided_kernel<T, Indexer><<<static_cast<unsigned>(blocks), kStridedThreads, 0, stream>>>(
+      x, y, z, Indexer::of(layout), static_cast<typename Indexer::Index>(count), alpha);
 }
 
 // Arrays of at least this many bytes (x, y and z together) take 1024-thread blocks and
@@ -198,21 +230,15 @@ cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& 
                        max_offset(layout.x_strides, layout) <= kMaxIndex32 &&
                        max_offset(layout.y_strides, layout) <= kMaxIndex32 &&
                        max_offset(layout.z_strides, layout) <= kMaxIndex32;
-  if (rows_are_vectorizable(x, y, z, layout, kVectorBytes / sizeof(T))) {
-    if (fits_32) {
-      launch_rows<T, std::int32_t>(x, y, z, layout, count, scale, stream);
-    } else {
-      launch_rows<T, std::int64_t>(x, y, z, layout, count, scale, stream);
-    }
-    return cudaGetLastError();
-  }
-  const unsigned grid = strided_grid(count);
-  if (fits_32) {
-    add_strided_kernel<T, std::int32_t><<<grid, kThreadsPerBlock, 0, stream>>>(
-        x, y, z, layout, static_cast<std::int32_t>(count), scale);
+  const RowPlan rows = plan_rows(x, y, z, layout, kVectorBytes / sizeof(T));
+  if (rows.usable && fits_32) {
+    launch_rows<T, detail::StridedIndexer32>(x, y, z, layout, rows, count, scale, stream);
+  } else if (rows.usable) {
+    launch_rows<T, detail::StridedIndexer64>(x, y, z, layout, rows, count, scale, stream);
+  } else if (fits_32) {
+    launch_strided<T, detail::StridedIndexer32>(x, y, z, layout, count, scale, stream);
   } else {
-    add_strided_kernel<T, std::int64_t>
-        <<<grid, kThreadsPerBlock, 0, stream>>>(x, y, z, layout, count, scale);
+    launch_strided<T, detail::StridedIndexer64>(x, y, z, layout, count, scale, stream);
   }
   return cudaGetLastError();
 }

@@ -50,8 +50,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // Enqueues the kernel above over n elements: one block per tile.
 template <class T, int kWidth, int kThreads, int kPacks, class Index,
-          StoreCaching kCaching = StoreCaching::kDefault,
-          class Load = PlainLoad>
+          StoreCaching kCaching = StoreCaching::kDefault, class Load = PlainLoad>
 void launch_contiguous(const T* x, const T* y, T* z, std::int64_t n,
                        typename ElementMath<T>::compute_type alpha, cudaStream_t stream) {
   constexpr std::int64_t kTile = std::int64_t{kThreads} * kPacks * kWidth;
