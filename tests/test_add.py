@@ -95,6 +95,24 @@ def test_views_and_strides(device, dtype):
         assert_same_as_torch(x, y, alpha=3)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64])
+def test_large_strided_calls_split_into_slabs(device, dtype):
+    # Big enough that the CPU path splits the outer dimension across threads.
+    rows, columns = 1031, 129
+    x = make_tensor((rows, columns), dtype, device, seed=40)
+    others = [
+        make_tensor((columns, rows), dtype, device, seed=41).t(),  # column-major
+        make_tensor((rows, 1), dtype, device, seed=42),  # one value per row
+        make_tensor((rows, 2 * columns), dtype, device, seed=43)[:, ::2],  # stepped
+    ]
+    for y in others:
+        assert_same_as_torch(x, y)
+        assert_same_as_torch(y, x, alpha=-2)
+        out = torch.empty(columns, rows, dtype=dtype, device=device).t()
+        vecadd.add(x, y, out=out)
+        torch.testing.assert_close(out, torch.add(x, y), rtol=0, atol=0)
+
+
 def test_many_dimensions_beyond_the_strided_kernel_limit(device):
     shape = (2,) * 12
     x = make_tensor(shape, torch.float32, device, seed=13).permute(*reversed(range(12)))

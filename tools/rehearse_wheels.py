@@ -752,6 +752,7 @@ REPAIR_EXCLUDES = (
     "libtorch_python.so",
     "libcudart.so.*",
     "libcuda.so.*",
+    "libgomp.so.*",
 )
 
 

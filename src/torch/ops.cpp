@@ -548,7 +548,21 @@ void run_strided(const T* x, const T* y, T* z, const vecadd::StridedLayout& layo
     return;
   }
 #endif
-  vecadd::add_strided_cpu<T>(x, y, z, layout, alpha);
+  if (layout.ndim == 0) {
+    vecadd::add_strided_cpu<T>(x, y, z, layout, alpha);
+    return;
+  }
+  // Threads split the outermost dimension; each takes a slab of whole rows.
+  const std::int64_t per_outer = vecadd::element_count(layout) / layout.sizes[0];
+  const std::int64_t grain = std::max<std::int64_t>(1, kCpuGrainSize / per_outer);
+  at::parallel_for(0, layout.sizes[0], grain, [&](std::int64_t begin, std::int64_t end) {
+    vecadd::StridedLayout slab = layout;
+    slab.sizes[0] = end - begin;
+    const std::int64_t x_start = begin * layout.x_strides[0];
+    const std::int64_t y_start = begin * layout.y_strides[0];
+    const std::int64_t z_start = begin * layout.z_strides[0];
+    vecadd::add_strided_cpu<T>(x + x_start, y + y_start, z + z_start, slab, alpha);
+  });
 }
 
 template <class T>
