@@ -176,3 +176,20 @@ def test_cuda_build_on_a_machine_without_gpu():
     assert ran.returncode == 0, ran.stderr
     assert "cpu [2.0, 2.0]" in ran.stdout
     assert "cuda error: RuntimeError" in ran.stdout or "cuda error: AssertionError" in ran.stdout
+
+
+def test_interleaved_rounds_rotate_which_candidate_runs_first():
+    from vecadd._bench import interleaved_medians, interleaved_samples
+
+    order = []
+
+    def measure(name):
+        order.append(name)
+        return len(order)
+
+    samples = interleaved_samples(["a", "b", "c"], measure, rounds=3)
+    # A warm-up of each, then rounds starting at a, b and c in turn.
+    assert order == list("abcabcbcacab")
+    assert samples == [[4, 9, 11], [5, 7, 12], [6, 8, 10]]
+    order.clear()
+    assert interleaved_medians(["a", "b", "c"], measure, rounds=3) == [9, 7, 8]
