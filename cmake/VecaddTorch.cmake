@@ -56,3 +56,33 @@ macro(vecadd_find_torch)
     set(VECADD_TORCH_CXX_STANDARD 17)
   endif()
 endmacro()
+
+# at::parallel_for is inline: with an OpenMP build of torch it runs on one thread unless
+# the calling code is compiled with OpenMP too. Compile `target` with the compiler's OpenMP
+# and link it to the runtime torch ships, so that both share one thread pool; with no such
+# runtime (or one this compiler cannot call), leave the target single-threaded.
+function(vecadd_use_torch_openmp target)
+  file(STRINGS "${TORCH_INSTALL_PREFIX}/include/ATen/Config.h" _openmp_build
+    REGEX "^#define AT_PARALLEL_OPENMP 1")
+  if(NOT _openmp_build)
+    return()
+  endif()
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    set(_patterns "libgomp*.so*")  # GCC's code calls GOMP_*, which only libgomp provides
+  else()
+    set(_patterns "libomp*.so*" "libomp*.dylib" "libiomp5*")
+  endif()
+  list(TRANSFORM _patterns PREPEND "${TORCH_INSTALL_PREFIX}/lib/")
+  file(GLOB _runtimes ${_patterns})
+  find_package(OpenMP COMPONENTS CXX QUIET)
+  if(NOT _runtimes OR NOT OpenMP_CXX_FOUND)
+    message(STATUS "vecadd: CPU kernels run on one thread (no OpenMP runtime of torch's "
+                   "that ${CMAKE_CXX_COMPILER_ID} can use)")
+    return()
+  endif()
+  list(GET _runtimes 0 _runtime)
+  separate_arguments(_flags NATIVE_COMMAND "${OpenMP_CXX_FLAGS}")
+  target_compile_options(${target} PRIVATE ${_flags})
+  target_link_libraries(${target} PRIVATE "${_runtime}")
+  message(STATUS "vecadd: CPU kernels run on torch's OpenMP threads (${_runtime})")
+endfunction()

@@ -89,7 +89,9 @@ def test_broadcast_layouts_match_torch(dtype, case):
         torch.testing.assert_close(result, expected, rtol=0, atol=0)
         assert result.stride() == expected.stride()
         swapped = torch.add(y, x, alpha=alpha)
-        torch.testing.assert_close(vecadd.add(y, x, alpha=alpha), swapped, rtol=0, atol=0)
+        swapped_result = vecadd.add(y, x, alpha=alpha)
+        torch.testing.assert_close(swapped_result, swapped, rtol=0, atol=0)
+        assert swapped_result.stride() == swapped.stride()
         row_major = torch.full(shape, 7, dtype=dtype, device="cuda")
         reversed_dims = list(range(len(shape)))[::-1]
         column_major = torch.full(shape[::-1], 7, dtype=dtype, device="cuda").permute(reversed_dims)
@@ -248,3 +250,24 @@ def test_more_than_two_to_the_31_elements():
     assert result[:4].tolist() == [3.0] * 4
     assert result[-6:].tolist() == [3.0, 7.0, 7.0, 7.0, 7.0, 7.0]
     assert bool((result == 3.0).sum() == n - 5)
+
+
+@pytest.mark.profiler
+def test_views_reaching_beyond_two_to_the_30_take_64_bit_indices():
+    # Few elements, but offsets past the 32-bit index limit (2^30): a stepped view takes
+    # the strided kernel and rows 2^20 elements apart the row kernel, both with 64-bit indices.
+    try:
+        base = torch.randn((1 << 11) + 1, 1 << 20, dtype=torch.float16, device="cuda")
+    except torch.cuda.OutOfMemoryError:
+        pytest.skip("not enough GPU memory for 4 GiB")
+    stepped = base[:, ::4096]  # (2049, 256), inner stride 4096: strided kernel
+    rows = base[:, :64]  # (2049, 64), contiguous rows: row kernel
+    bias = make_tensor((64,), torch.float16, "cuda", seed=5)
+    for x, y, kernel in ((stepped, stepped, "add_strided_kernel"), (rows, bias, "add_rows_kernel")):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+            result = vecadd.add(x, y, alpha=-2)
+            torch.cuda.synchronize()
+        names = [event.name for event in profile.events() if kernel in event.name]
+        assert names, f"the profiler saw no {kernel}"
+        assert all("StridedIndexer64" in name for name in names), names
+        torch.testing.assert_close(result, torch.add(x, y, alpha=-2), rtol=0, atol=0)

@@ -140,6 +140,34 @@ def test_compile_keeps_transposed_and_channels_last_layouts(device):
             assert result.stride() == expected.stride()
 
 
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(lambda x, a: (x, x * 2), id="same_shape"),
+        pytest.param(lambda x, a: (x, a[0]), id="broadcast_row"),
+        pytest.param(lambda x, a: (x.t(), x.t()), id="transposed"),
+    ],
+)
+def test_compile_with_data_dependent_sizes(device, case):
+    # The number of rows is only known when the graph runs (nonzero), so tracing must not
+    # ask whether it equals 1 or another size.
+    def model(mask, a):
+        return vecadd.add(*case(a[mask.nonzero().squeeze(1)], a), alpha=2)
+
+    def reference(mask, a):
+        return torch.add(*case(a[mask.nonzero().squeeze(1)], a), alpha=2)
+
+    mask = torch.tensor([True, False, True, True, False], device=device)
+    a = make_tensor((5, 4), torch.float32, device, seed=9)
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        torch._dynamo.reset()
+        compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
+        result = compiled(mask, a)
+    expected = reference(mask, a)
+    torch.testing.assert_close(result, expected, rtol=0, atol=0)
+    assert result.stride() == expected.stride()
+
+
 def test_compile_module_with_backward(device):
     layer = vecadd.VecAdd(alpha=3)
     compiled = torch.compile(layer, fullgraph=True, dynamic=True, backend="aot_eager")

@@ -752,7 +752,7 @@ REPAIR_EXCLUDES = (
     "libtorch_python.so",
     "libcudart.so.*",
     "libcuda.so.*",
-    "libgomp.so.*",
+    "libgomp*.so*",
 )
 
 

@@ -214,6 +214,58 @@ void check_inputs(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& a
   }
 }
 
+// ---- conditions on sizes that torch.compile may not know while tracing ----
+
+// A condition's value, or false when it depends on a size torch.compile cannot know while
+// tracing (a data-dependent size), as torch's own shape functions treat it. Older torch
+// without guard_or_false decides it outright.
+template <class Condition>
+auto decide(const Condition& condition, int) -> decltype(condition.guard_or_false("", 0)) {
+  return condition.guard_or_false(__FILE__, __LINE__);
+}
+
+template <class Condition>
+bool decide(const Condition& condition, long) {
+  return condition.guard_bool(__FILE__, __LINE__);
+}
+
+bool known_equal(std::int64_t a, std::int64_t b) {
+  return a == b;
+}
+
+bool known_equal(const c10::SymInt& a, const c10::SymInt& b) {
+  return decide(a.sym_eq(b), 0);
+}
+
+bool known_less(std::int64_t a, std::int64_t b) {
+  return a < b;
+}
+
+bool known_less(const c10::SymInt& a, const c10::SymInt& b) {
+  return decide(a.sym_lt(b), 0);
+}
+
+bool is_concrete(std::int64_t /*size*/) {
+  return true;
+}
+
+bool is_concrete(const c10::SymInt& size) {
+  return size.maybe_as_int().has_value();
+}
+
+template <class Int>
+bool known_equal(c10::ArrayRef<Int> a, c10::ArrayRef<Int> b) {
+  if (a.size() != b.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!known_equal(a[i], b[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Broadcast shape of x and y under torch's rules, with an error that names both.
 template <class Int>
 std::vector<Int> broadcast_shape(const at::Tensor& x, const at::Tensor& y) {
@@ -225,10 +277,12 @@ std::vector<Int> broadcast_shape(const at::Tensor& x, const at::Tensor& y) {
     const std::size_t d = ndim - 1 - i;
     const Int x_size = i < x_sizes.size() ? x_sizes[x_sizes.size() - 1 - i] : Int(1);
     const Int y_size = i < y_sizes.size() ? y_sizes[y_sizes.size() - 1 - i] : Int(1);
-    if (x_size == y_size || y_size == 1) {
+    if (known_equal(y_size, Int(1)) || known_equal(x_size, y_size)) {
       shape[d] = x_size;
-    } else if (x_size == 1) {
+    } else if (known_equal(x_size, Int(1))) {
       shape[d] = y_size;
+    } else if (!is_concrete(x_size) || !is_concrete(y_size)) {
+      shape[d] = x_size;  // sizes tracing cannot compare: the real kernel checks them
     } else {
       TORCH_CHECK_VALUE(false, kOp, ": x of shape ", shape_text(x_sizes), " and y of shape ",
                         shape_text(y_sizes), " cannot be broadcast together (dimension ",
@@ -297,6 +351,52 @@ void check_out_aliasing(const at::Tensor& out, const at::Tensor& x, const at::Te
 
 // ---------------------------------------------------------------- layouts
 
+// Whether `t` fills its memory densely with its dimensions in `order` (innermost first),
+// size-1 dimensions aside; an empty tensor always does.
+template <class Int>
+bool is_dense_in_order(const at::Tensor& t, const std::vector<std::size_t>& order) {
+  const c10::ArrayRef<Int> sizes = sizes_of<Int>(t);
+  const c10::ArrayRef<Int> strides = strides_of<Int>(t);
+  for (const Int& size : sizes) {
+    if (known_equal(size, Int(0))) {
+      return true;
+    }
+  }
+  Int expected(1);
+  for (const std::size_t d : order) {
+    if (known_equal(sizes[d], Int(1))) {
+      continue;
+    }
+    if (!known_equal(strides[d], expected)) {
+      return false;
+    }
+    expected = expected * sizes[d];
+  }
+  return true;
+}
+
+std::vector<std::size_t> row_major_order(std::size_t ndim) {
+  std::vector<std::size_t> order(ndim);
+  for (std::size_t i = 0; i < ndim; ++i) {
+    order[i] = ndim - 1 - i;
+  }
+  return order;
+}
+
+// `t`'s dimensions by increasing stride (an insertion sort: it needs no strict ordering of
+// strides that tracing cannot compare).
+template <class Int>
+std::vector<std::size_t> order_by_stride(const at::Tensor& t) {
+  const c10::ArrayRef<Int> strides = strides_of<Int>(t);
+  std::vector<std::size_t> order = row_major_order(strides.size());
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    for (std::size_t j = i; j > 0 && known_less(strides[order[j]], strides[order[j - 1]]); --j) {
+      std::swap(order[j], order[j - 1]);
+    }
+  }
+  return order;
+}
+
 // Element strides of `t` seen through the broadcast `shape`: 0 where t's size-1 (or
 // missing) dimension is repeated.
 template <class Int>
@@ -306,7 +406,7 @@ std::vector<Int> broadcast_strides(const at::Tensor& t, c10::ArrayRef<Int> shape
   std::vector<Int> result(shape.size(), Int(0));
   const std::size_t offset = shape.size() - sizes.size();
   for (std::size_t d = 0; d < sizes.size(); ++d) {
-    const bool repeated = sizes[d] == 1 && shape[offset + d] != 1;
+    const bool repeated = known_equal(sizes[d], Int(1)) && !known_equal(shape[offset + d], Int(1));
     result[offset + d] = repeated ? Int(0) : strides[d];
   }
   return result;
@@ -319,23 +419,19 @@ template <class Int>
 std::vector<std::size_t> result_dimension_order(c10::ArrayRef<Int> shape,
                                                 const std::vector<Int>& x_strides,
                                                 const std::vector<Int>& y_strides) {
-  const std::size_t ndim = shape.size();
-  std::vector<std::size_t> order(ndim);
-  for (std::size_t i = 0; i < ndim; ++i) {
-    order[i] = ndim - 1 - i;
-  }
+  std::vector<std::size_t> order = row_major_order(shape.size());
   // 1 if dimension a belongs outside b, -1 if inside, 0 if no input decides.
   const auto compare = [&](std::size_t a, std::size_t b) {
     for (const std::vector<Int>* strides : {&x_strides, &y_strides}) {
       const Int& stride_a = (*strides)[a];
       const Int& stride_b = (*strides)[b];
-      if (stride_a == 0 || stride_b == 0) {
+      if (known_equal(stride_a, Int(0)) || known_equal(stride_b, Int(0))) {
         continue;
       }
-      if (stride_a < stride_b) {
+      if (known_less(stride_a, stride_b)) {
         return -1;
       }
-      if (stride_b < stride_a || shape[b] < shape[a]) {
+      if (known_less(stride_b, stride_a) || known_less(shape[b], shape[a])) {
         return 1;
       }
     }
@@ -343,7 +439,7 @@ std::vector<std::size_t> result_dimension_order(c10::ArrayRef<Int> shape,
   };
   // Insertion sort that stops at the first decided comparison, so undecided dimensions
   // keep their row-major places.
-  for (std::size_t i = 1; i < ndim; ++i) {
+  for (std::size_t i = 1; i < order.size(); ++i) {
     std::size_t moving = i;
     for (std::size_t j = i; j-- > 0;) {
       const int comparison = compare(order[j], order[moving]);
@@ -386,26 +482,24 @@ at::Tensor allocate_result(const at::Tensor& x, const at::Tensor& y,
                            const std::vector<Int>& shape) {
   const c10::ArrayRef<Int> shape_ref(shape);
   const at::TensorOptions options = x.options();
-  if (sizes_of<Int>(x) == shape_ref && sizes_of<Int>(y) == shape_ref) {
-    if (x.is_contiguous() && y.is_contiguous()) {
+  if (known_equal(sizes_of<Int>(x), shape_ref) && known_equal(sizes_of<Int>(y), shape_ref)) {
+    const std::vector<std::size_t> row_major = row_major_order(shape.size());
+    if (is_dense_in_order<Int>(x, row_major) && is_dense_in_order<Int>(y, row_major)) {
       return empty_result(shape_ref, options, at::MemoryFormat::Contiguous);
     }
-    if (x.is_contiguous(at::MemoryFormat::ChannelsLast) &&
-        y.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+    const std::vector<std::size_t> channels_last = {1, 3, 2, 0};
+    if (shape.size() == 4 && is_dense_in_order<Int>(x, channels_last) &&
+        is_dense_in_order<Int>(y, channels_last)) {
       return empty_result(shape_ref, options, at::MemoryFormat::ChannelsLast);
     }
-    if (x.is_non_overlapping_and_dense() && y.is_non_overlapping_and_dense() &&
-        strides_of<Int>(x) == strides_of<Int>(y)) {
+    if (known_equal(strides_of<Int>(x), strides_of<Int>(y)) &&
+        is_dense_in_order<Int>(x, order_by_stride<Int>(x))) {
       return empty_result(shape_ref, strides_of<Int>(x), options);
     }
   }
   const std::vector<std::size_t> order = result_dimension_order<Int>(
       shape_ref, broadcast_strides<Int>(x, shape_ref), broadcast_strides<Int>(y, shape_ref));
-  bool row_major = true;
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    row_major = row_major && order[i] == order.size() - 1 - i;
-  }
-  if (row_major) {
+  if (order == row_major_order(shape.size())) {
     return empty_result(shape_ref, options, at::MemoryFormat::Contiguous);
   }
   std::vector<Int> strides(shape.size(), Int(0));
