@@ -1,20 +1,18 @@
-// CPU entry points of the kernel library: plain loops the compiler vectorizes.
+// CPU entry points of the kernel library: plain loops the compiler vectorizes, and for the
+// 16-bit floats AVX2/F16C conversions where the CPU has them.
 #include <type_traits>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define VECADD_X86_SIMD 1
+#else
+#define VECADD_X86_SIMD 0
+#endif
 
 #include "element_math.h"
 #include "vecadd/vecadd.h"
 
 namespace vecadd {
-
-template <class T>
-void add_cpu(const T* x, const T* y, T* z, std::int64_t n, T alpha) {
-  using Math = detail::ElementMath<T>;
-  const auto scale = Math::load(alpha);
-  for (std::int64_t i = 0; i < n; ++i) {
-    z[i] = detail::add_scaled(x[i], y[i], scale);
-  }
-}
-
 namespace {
 
 template <std::int64_t kStep>
@@ -30,7 +28,86 @@ void add_run(const T* x, const T* y, T* z, std::int64_t n, XStep x_step, YStep y
   }
 }
 
+template <class T>
+constexpr bool kIsHalfFloat = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+
+#if VECADD_X86_SIMD
+// The portable conversions run at ~3 ns per element; these take eight at a time.
+bool has_avx2_f16c() {
+  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  return supported;
+}
+
+__attribute__((target("avx2,f16c"))) inline __m256 load8(const float16* source) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(source)));
+}
+
+__attribute__((target("avx2,f16c"))) inline void store8(float16* target, __m256 values) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(target),
+                   _mm256_cvtps_ph(values, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+__attribute__((target("avx2,f16c"))) inline __m256 load8(const bfloat16* source) {
+  const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(source));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+}
+
+// Round to nearest even as float_to_bfloat16_bits does; NaN stays a quiet NaN.
+__attribute__((target("avx2,f16c"))) inline void store8(bfloat16* target, __m256 values) {
+  const __m256i bits = _mm256_castps_si256(values);
+  const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+  const __m256i rounded = _mm256_srli_epi32(
+      _mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), odd)), 16);
+  const __m256i quiet_nan = _mm256_or_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(0x40));
+  const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff)),
+                                            _mm256_set1_epi32(0x7f800000));
+  const __m256i halves = _mm256_blendv_epi8(rounded, quiet_nan, is_nan);
+  // Pack the eight 32-bit lanes (each below 2^16) to 16 bits, in order.
+  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(halves, halves), 0x08);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(target), _mm256_castsi256_si128(packed));
+}
+
+// The whole groups of eight of a unit-step run; kXRepeats / kYRepeats: that operand is one
+// element repeated. Multiply, then add, as the portable loop does. Returns the count done.
+template <bool kXRepeats, bool kYRepeats, class T>
+__attribute__((target("avx2,f16c"))) std::int64_t add_run_avx2(const T* x, const T* y, T* z,
+                                                               std::int64_t n, float alpha) {
+  using Math = detail::ElementMath<T>;
+  const __m256 scale = _mm256_set1_ps(alpha);
+  const __m256 x_repeated = _mm256_set1_ps(kXRepeats ? Math::load(*x) : 0.0f);
+  const __m256 y_repeated = _mm256_set1_ps(kYRepeats ? Math::load(*y) : 0.0f);
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x_values = kXRepeats ? x_repeated : load8(x + i);
+    const __m256 y_values = kYRepeats ? y_repeated : load8(y + i);
+    store8(z + i, _mm256_add_ps(x_values, _mm256_mul_ps(scale, y_values)));
+  }
+  return i;
+}
+#endif
+
+// A run along contiguous z with x and y contiguous or repeating one element.
+template <bool kXRepeats, bool kYRepeats, class T>
+void add_unit_run(const T* x, const T* y, T* z, std::int64_t n,
+                  typename detail::ElementMath<T>::compute_type alpha) {
+  std::int64_t done = 0;
+#if VECADD_X86_SIMD
+  if constexpr (kIsHalfFloat<T>) {
+    if (has_avx2_f16c()) {
+      done = add_run_avx2<kXRepeats, kYRepeats>(x, y, z, n, alpha);
+    }
+  }
+#endif
+  add_run(kXRepeats ? x : x + done, kYRepeats ? y : y + done, z + done, n - done,
+          Step<kXRepeats ? 0 : 1>{}, Step<kYRepeats ? 0 : 1>{}, Step<1>{}, alpha);
+}
+
 }  // namespace
+
+template <class T>
+void add_cpu(const T* x, const T* y, T* z, std::int64_t n, T alpha) {
+  add_unit_run<false, false>(x, y, z, n, detail::ElementMath<T>::load(alpha));
+}
 
 template <class T>
 void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, T alpha) {
@@ -56,11 +133,11 @@ void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, 
     const T* y_row = y + base.y;
     T* z_row = z + base.z;
     if (dense_rows) {
-      add_run(x_row, y_row, z_row, run, Step<1>{}, Step<1>{}, Step<1>{}, scale);
+      add_unit_run<false, false>(x_row, y_row, z_row, run, scale);
     } else if (y_repeats) {
-      add_run(x_row, y_row, z_row, run, Step<1>{}, Step<0>{}, Step<1>{}, scale);
+      add_unit_run<false, true>(x_row, y_row, z_row, run, scale);
     } else if (x_repeats) {
-      add_run(x_row, y_row, z_row, run, Step<0>{}, Step<1>{}, Step<1>{}, scale);
+      add_unit_run<true, false>(x_row, y_row, z_row, run, scale);
     } else {
       add_run(x_row, y_row, z_row, run, x_step, y_step, z_step, scale);
     }
