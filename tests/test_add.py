@@ -96,9 +96,10 @@ def test_views_and_strides(device, dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64])
-def test_large_strided_calls_split_into_slabs(device, dtype):
-    # Big enough that the CPU path splits the outer dimension across threads.
-    rows, columns = 1031, 129
+@pytest.mark.parametrize(("rows", "columns"), [(1031, 129), (3, 40009)])
+def test_large_strided_calls_split_into_slabs(device, dtype, rows, columns):
+    # Big enough that the CPU path splits work across threads: by the outer dimension, or,
+    # with only three rows, by rows and columns together.
     x = make_tensor((rows, columns), dtype, device, seed=40)
     others = [
         make_tensor((columns, rows), dtype, device, seed=41).t(),  # column-major

@@ -646,16 +646,39 @@ void run_strided(const T* x, const T* y, T* z, const vecadd::StridedLayout& layo
     vecadd::add_strided_cpu<T>(x, y, z, layout, alpha);
     return;
   }
-  // Threads split the outermost dimension; each takes a slab of whole rows.
-  const std::int64_t per_outer = vecadd::element_count(layout) / layout.sizes[0];
-  const std::int64_t grain = std::max<std::int64_t>(1, kCpuGrainSize / per_outer);
-  at::parallel_for(0, layout.sizes[0], grain, [&](std::int64_t begin, std::int64_t end) {
-    vecadd::StridedLayout slab = layout;
-    slab.sizes[0] = end - begin;
-    const std::int64_t x_start = begin * layout.x_strides[0];
-    const std::int64_t y_start = begin * layout.y_strides[0];
-    const std::int64_t z_start = begin * layout.z_strides[0];
-    vecadd::add_strided_cpu<T>(x + x_start, y + y_start, z + z_start, slab, alpha);
+  // Threads split the outermost dimension into slabs of whole rows. When it is too short to
+  // keep every thread busy, they split the outer two dimensions together instead; a thread's
+  // range then runs as one slab per index of the outermost dimension it touches.
+  const bool split_two = layout.ndim >= 2 && layout.sizes[0] < 4 * at::get_num_threads();
+  const std::int64_t second = split_two ? layout.sizes[1] : 1;
+  const std::int64_t units = layout.sizes[0] * second;
+  const std::int64_t grain =
+      std::max<std::int64_t>(1, kCpuGrainSize / (vecadd::element_count(layout) / units));
+  at::parallel_for(0, units, grain, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t unit = begin; unit < end;) {
+      const std::int64_t outer = unit / second;
+      const std::int64_t inner = unit % second;
+      const std::int64_t take = split_two ? std::min(end - unit, second - inner) : end - unit;
+      vecadd::StridedLayout slab = layout;
+      std::int64_t x_start = outer * layout.x_strides[0];
+      std::int64_t y_start = outer * layout.y_strides[0];
+      std::int64_t z_start = outer * layout.z_strides[0];
+      if (split_two) {  // drop the outermost dimension: the slab is part of one index of it
+        slab.ndim = layout.ndim - 1;
+        for (int d = 0; d < slab.ndim; ++d) {
+          slab.sizes[d] = layout.sizes[d + 1];
+          slab.x_strides[d] = layout.x_strides[d + 1];
+          slab.y_strides[d] = layout.y_strides[d + 1];
+          slab.z_strides[d] = layout.z_strides[d + 1];
+        }
+        x_start += inner * layout.x_strides[1];
+        y_start += inner * layout.y_strides[1];
+        z_start += inner * layout.z_strides[1];
+      }
+      slab.sizes[0] = take;
+      vecadd::add_strided_cpu<T>(x + x_start, y + y_start, z + z_start, slab, alpha);
+      unit += take;
+    }
   });
 }
 
