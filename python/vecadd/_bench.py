@@ -189,40 +189,33 @@ def _operands(n: int, dtype: torch.dtype, device: torch.device, layout: str):
         return make(n), make(n), torch.empty(n, device=device, dtype=dtype)
     if layout == "unaligned":
         return make(n + 1)[1:], make(n + 1)[1:], torch.empty(n + 1, device=device, dtype=dtype)[1:]
-    if layout == "broadcast":
-        columns = 1024 if n >= 1024 else n
-        rows = n // columns
-        return (
-            make(rows * columns).view(rows, columns),
-            make(columns),
-            torch.empty(rows, columns, device=device, dtype=dtype),
-        )
-    if layout == "per_row":  # one y value per row: y's inner dimension repeats
-        columns = 1024 if n >= 1024 else n
-        rows = n // columns
-        return (
-            make(rows * columns).view(rows, columns),
-            make(rows).view(rows, 1),
-            torch.empty(rows, columns, device=device, dtype=dtype),
-        )
-    if layout == "transposed":
-        columns = 1024 if n >= 1024 else n
-        rows = n // columns
-        x = make(rows * columns).view(columns, rows).t()
-        return x, make(rows * columns).view(columns, rows).t(), torch.empty_like(x)
-    if layout == "mixed_order":  # x row-major, y column-major: one of them is read across
-        columns = 1024 if n >= 1024 else n
-        rows = n // columns
-        return (
-            make(rows * columns).view(rows, columns),
-            make(rows * columns).view(columns, rows).t(),
-            torch.empty(rows, columns, device=device, dtype=dtype),
-        )
     if layout == "channels_last_bias":
-        channels = 64 if n >= 64 else n
+        channels = min(n, 64)
         pixels = n // channels
         x = make(pixels * channels).view(1, 1, pixels, channels).permute(0, 3, 1, 2)
         return x, make(channels).view(channels, 1, 1), torch.empty_like(x)
+    # The rest are (rows, columns) matrices.
+    columns = min(n, 1024)
+    rows = n // columns
+
+    def row_major() -> torch.Tensor:
+        return make(rows * columns).view(rows, columns)
+
+    def column_major() -> torch.Tensor:
+        return make(rows * columns).view(columns, rows).t()
+
+    def row_major_out() -> torch.Tensor:
+        return torch.empty(rows, columns, device=device, dtype=dtype)
+
+    if layout == "broadcast":
+        return row_major(), make(columns), row_major_out()
+    if layout == "per_row":  # one y value per row: y's inner dimension repeats
+        return row_major(), make(rows).view(rows, 1), row_major_out()
+    if layout == "transposed":
+        x = column_major()
+        return x, column_major(), torch.empty_like(x)
+    if layout == "mixed_order":  # x row-major, y column-major: one of them is read across
+        return row_major(), column_major(), row_major_out()
     raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
 
 
