@@ -354,7 +354,7 @@ void check_out_aliasing(const at::Tensor& out, const at::Tensor& x, const at::Te
 // Whether `t` fills its memory densely with its dimensions in `order` (innermost first),
 // size-1 dimensions aside; an empty tensor always does.
 template <class Int>
-bool is_dense_in_order(const at::Tensor& t, const std::vector<std::size_t>& order) {
+bool is_dense_in_order(const at::Tensor& t, c10::ArrayRef<std::size_t> order) {
   const c10::ArrayRef<Int> sizes = sizes_of<Int>(t);
   const c10::ArrayRef<Int> strides = strides_of<Int>(t);
   for (const Int& size : sizes) {
@@ -482,14 +482,14 @@ at::Tensor allocate_result(const at::Tensor& x, const at::Tensor& y,
                            const std::vector<Int>& shape) {
   const c10::ArrayRef<Int> shape_ref(shape);
   const at::TensorOptions options = x.options();
+  const std::vector<std::size_t> row_major = row_major_order(shape.size());
   if (known_equal(sizes_of<Int>(x), shape_ref) && known_equal(sizes_of<Int>(y), shape_ref)) {
-    const std::vector<std::size_t> row_major = row_major_order(shape.size());
     if (is_dense_in_order<Int>(x, row_major) && is_dense_in_order<Int>(y, row_major)) {
       return empty_result(shape_ref, options, at::MemoryFormat::Contiguous);
     }
-    const std::vector<std::size_t> channels_last = {1, 3, 2, 0};
-    if (shape.size() == 4 && is_dense_in_order<Int>(x, channels_last) &&
-        is_dense_in_order<Int>(y, channels_last)) {
+    static constexpr std::size_t kChannelsLast[] = {1, 3, 2, 0};  // C innermost, then W, H, N
+    if (shape.size() == 4 && is_dense_in_order<Int>(x, kChannelsLast) &&
+        is_dense_in_order<Int>(y, kChannelsLast)) {
       return empty_result(shape_ref, options, at::MemoryFormat::ChannelsLast);
     }
     if (known_equal(strides_of<Int>(x), strides_of<Int>(y)) &&
@@ -499,7 +499,7 @@ at::Tensor allocate_result(const at::Tensor& x, const at::Tensor& y,
   }
   const std::vector<std::size_t> order = result_dimension_order<Int>(
       shape_ref, broadcast_strides<Int>(x, shape_ref), broadcast_strides<Int>(y, shape_ref));
-  if (order == row_major_order(shape.size())) {
+  if (order == row_major) {
     return empty_result(shape_ref, options, at::MemoryFormat::Contiguous);
   }
   std::vector<Int> strides(shape.size(), Int(0));
