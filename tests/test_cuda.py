@@ -188,6 +188,57 @@ def test_cuda_graph_capture_and_replay():
         torch.testing.assert_close(fresh, torch.add(x, y, alpha=2), rtol=0, atol=0)
 
 
+def _dependent_chain(kernel: str, dtype: torch.dtype):
+    """x and an accumulator z shaped for one of the four kernels."""
+    if kernel == "contiguous_small":
+        shape, x_shape = (1 << 16,), (1 << 16,)
+    elif kernel == "contiguous_large":
+        shape = x_shape = (_elements_for(2 * _l2_bytes(), dtype),)
+    elif kernel == "rows":
+        shape, x_shape = (4096, 1024), (1024,)  # a bias row broadcast over z
+    else:
+        shape, x_shape = (1024, 4096), (1024, 4096)
+    x = make_tensor(x_shape, dtype, "cuda", seed=11)
+    z = torch.zeros(shape, dtype=dtype, device="cuda")
+    if kernel == "strided":
+        z = torch.zeros(shape[::-1], dtype=dtype, device="cuda").t()  # column-major: strided
+    return x, z
+
+
+def _run_chain(add, x: torch.Tensor, z: torch.Tensor, steps: int) -> None:
+    # Each call reads what the one before wrote; every third step a torch kernel sits between.
+    for step in range(steps):
+        add(x, z, out=z)
+        if step % 3 == 2:
+            z.neg_()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64])
+@pytest.mark.parametrize("kernel", ["contiguous_small", "contiguous_large", "rows", "strided"])
+def test_dependent_calls_see_each_others_writes(kernel, dtype):
+    # On compute capability 9.0 and up, a launch may overlap the end of the kernel before it;
+    # the kernel must still wait for that kernel's writes, eagerly and inside a CUDA graph.
+    steps = 12
+    x, z = _dependent_chain(kernel, dtype)
+    expected = z.clone()
+    _run_chain(torch.add, x, expected, steps)
+    _run_chain(vecadd.add, x, z, steps)
+    torch.testing.assert_close(z, expected, rtol=0, atol=0)
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        _run_chain(vecadd.add, x, z, 1)  # warm-up outside the capture
+    torch.cuda.current_stream().wait_stream(stream)
+    with torch.cuda.graph(graph):
+        _run_chain(vecadd.add, x, z, steps)
+    for _ in range(2):
+        z.zero_()
+        graph.replay()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(z, expected, rtol=0, atol=0)
+
+
 def test_from_eight_threads():
     errors = []
 

@@ -14,6 +14,7 @@ namespace {
 
 using vecadd::detail::add_contiguous_kernel;
 using vecadd::detail::launch_contiguous;
+using vecadd::detail::Overlap;
 using vecadd::detail::StoreCaching;
 
 // A 16-byte load through inline PTX; kInstruction names the cache hints.
@@ -43,9 +44,9 @@ template <int kCarveout>
 struct PlainLoadCopy : vecadd::detail::PlainLoad {};
 
 template <class T, int kCarveout>
-void launch_with_carveout(const T* x, const T* y, T* z, std::int64_t n,
-                          typename vecadd::detail::ElementMath<T>::compute_type alpha,
-                          cudaStream_t stream) {
+cudaError_t launch_with_carveout(const T* x, const T* y, T* z, std::int64_t n,
+                                 typename vecadd::detail::ElementMath<T>::compute_type alpha,
+                                 cudaStream_t stream) {
   constexpr int W = 16 / sizeof(T);
   using Load = PlainLoadCopy<kCarveout>;
   if constexpr (kCarveout >= 0) {
@@ -55,14 +56,32 @@ void launch_with_carveout(const T* x, const T* y, T* z, std::int64_t n,
         cudaFuncAttributePreferredSharedMemoryCarveout, kCarveout);
     (void)set;
   }
-  launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, Load>(x, y, z, n, alpha, stream);
+  return launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, Load>(
+      x, y, z, n, alpha, stream, Overlap::kNever);
+}
+
+// The library's launch shape (128 threads below 16 MiB of x, y and z, else 1024 threads with
+// streaming stores), launched with or without overlapping the previous kernel.
+template <class T>
+cudaError_t launch_library_shape(const T* x, const T* y, T* z, std::int64_t n,
+                                 typename vecadd::detail::ElementMath<T>::compute_type alpha,
+                                 cudaStream_t stream, Overlap overlap) {
+  constexpr int W = 16 / sizeof(T);
+  if (3 * n * static_cast<std::int64_t>(sizeof(T)) < (std::int64_t{16} << 20)) {
+    return launch_contiguous<T, W, 128, 1, int>(x, y, z, n, alpha, stream, overlap);
+  }
+  return launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming>(x, y, z, n, alpha, stream,
+                                                                         overlap);
 }
 
 // Variant names, in the order of the switch below: threads per block, "st.cs" for streaming
-// stores, then the load or carve-out used. Variant 0 is vecadd::add_cuda itself.
+// stores, then the load or carve-out used, all launched without overlap. Variant 0 is
+// vecadd::add_cuda itself.
+// "serial" and "overlap" are the library's shape launched without and with overlap of the
+// previous kernel (programmatic dependent launch).
 constexpr const char* kVariantNames[] = {
-    "library",      "1024 st.cs", "1024 copy",       "1024 maxL1",
-    "1024 maxSmem", "1024 ld.nc", "1024 ld.nc.noL1", "1024 L2::128B",
+    "library",    "1024 st.cs",      "1024 copy",     "1024 maxL1", "1024 maxSmem",
+    "1024 ld.nc", "1024 ld.nc.noL1", "1024 L2::128B", "serial",     "overlap",
 };
 constexpr int kVariantCount = sizeof(kVariantNames) / sizeof(kVariantNames[0]);
 
@@ -83,33 +102,33 @@ int launch_variant(int variant, const void* x_bytes, const void* y_bytes, void* 
       return static_cast<int>(
           vecadd::add_cuda<T>(x, y, z, n, vecadd::detail::ElementMath<T>::store(alpha), stream));
     case 1:
-      launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming>(x, y, z, n, alpha, stream);
-      break;
+      return static_cast<int>(launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming>(
+          x, y, z, n, alpha, stream, Overlap::kNever));
     case 2:
-      launch_with_carveout<T, -1>(x, y, z, n, alpha, stream);
-      break;
+      return static_cast<int>(launch_with_carveout<T, -1>(x, y, z, n, alpha, stream));
     case 3:
-      launch_with_carveout<T, 0>(x, y, z, n, alpha, stream);
-      break;
+      return static_cast<int>(launch_with_carveout<T, 0>(x, y, z, n, alpha, stream));
     case 4:
-      launch_with_carveout<T, 100>(x, y, z, n, alpha, stream);
-      break;
+      return static_cast<int>(launch_with_carveout<T, 100>(x, y, z, n, alpha, stream));
     case 5:
-      launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, NonCoherentLoad>(
-          x, y, z, n, alpha, stream);
-      break;
+      return static_cast<int>(
+          launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, NonCoherentLoad>(
+              x, y, z, n, alpha, stream, Overlap::kNever));
     case 6:
-      launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, NoL1AllocateLoad>(
-          x, y, z, n, alpha, stream);
-      break;
+      return static_cast<int>(
+          launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, NoL1AllocateLoad>(
+              x, y, z, n, alpha, stream, Overlap::kNever));
     case 7:
-      launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, L2Fetch128Load>(
-          x, y, z, n, alpha, stream);
-      break;
+      return static_cast<int>(
+          launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, L2Fetch128Load>(
+              x, y, z, n, alpha, stream, Overlap::kNever));
+    case 8:
+      return static_cast<int>(launch_library_shape(x, y, z, n, alpha, stream, Overlap::kNever));
+    case 9:
+      return static_cast<int>(launch_library_shape(x, y, z, n, alpha, stream, Overlap::kAllowed));
     default:
       return -1;
   }
-  return static_cast<int>(cudaGetLastError());
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 
 Each cell is the variant's bandwidth divided by torch.add(x, y, out=z)'s, both timed as
 CUDA-graph replays interleaved round by round (vecadd's own bench method); the last
-column is torch.add in GB/s. Every variant's result is first checked against torch.add.
+column is torch.add in GB/s. Every variant's result is first checked against torch.add,
+once alone and in a chain of dependent launches (z = x + z), eager and as one CUDA graph:
+a launch that overlaps the previous one must still see its writes.
 """
 
 from __future__ import annotations
@@ -57,6 +59,33 @@ def variant_launcher(library: ctypes.CDLL, variant: int, dtype: str, x, y, z):
     return launch
 
 
+CHAIN_LENGTH = 24
+
+
+def check_chain(library: ctypes.CDLL, variant: int, name: str, dtype: str, x, z) -> None:
+    """z = x + z, CHAIN_LENGTH times, eager and replayed as one graph, against torch.add."""
+    expected = torch.zeros_like(z)
+    for _ in range(CHAIN_LENGTH):
+        torch.add(x, expected, out=expected)
+    accumulate = variant_launcher(library, variant, dtype, x, z, z)
+    z.zero_()
+    for _ in range(CHAIN_LENGTH):
+        accumulate()
+    eager_ok = torch.equal(z, expected)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(CHAIN_LENGTH):
+            accumulate()
+    z.zero_()
+    graph.replay()
+    graph_ok = torch.equal(z, expected)
+    if not (eager_ok and graph_ok):
+        raise AssertionError(
+            f"variant {name!r} breaks a chain of dependent launches for {dtype}, n = {z.numel()}"
+            f" (eager {'ok' if eager_ok else 'wrong'}, graph {'ok' if graph_ok else 'wrong'})"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("library", help="kernel_variants.so built from tools/kernel_variants.cu")
@@ -65,12 +94,21 @@ def main() -> int:
     parser.add_argument("--max-log2", type=int, default=28)
     parser.add_argument("--step", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--variants", help="comma-separated variant names (default: all)")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("kernel_variants: needs a CUDA GPU", file=sys.stderr)
         return 1
     library = load_library(args.library)
-    names = [library.vecadd_variant_name(i).decode() for i in range(library.vecadd_variant_count())]
+    all_names = [
+        library.vecadd_variant_name(i).decode() for i in range(library.vecadd_variant_count())
+    ]
+    chosen = args.variants.split(",") if args.variants else all_names
+    unknown = sorted(set(chosen) - set(all_names))
+    if unknown:
+        parser.error(f"--variants: unknown {unknown}; expected names from {all_names}")
+    indices = [all_names.index(name) for name in chosen]
+    names = chosen
     device = torch.device("cuda")
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; ratio to torch.add(out=)")
     for dtype in args.dtypes.split(","):
@@ -82,12 +120,13 @@ def main() -> int:
             y = torch.randn(n, device=device).to(torch_dtype)
             z = torch.empty_like(x)
             expected = torch.add(x, y)
-            launchers = [variant_launcher(library, i, dtype, x, y, z) for i in range(len(names))]
-            for name, launch in zip(names, launchers, strict=True):
+            launchers = [variant_launcher(library, i, dtype, x, y, z) for i in indices]
+            for index, name, launch in zip(indices, names, launchers, strict=True):
                 z.zero_()
                 launch()
                 if not torch.equal(z, expected):
                     raise AssertionError(f"variant {name!r} is wrong for {dtype}, n = {n}")
+                check_chain(library, index, name, dtype, x, z)
             calls = max(10, min(200, int(2e9 // (3 * n * x.element_size()))))
             reference_add = functools.partial(torch.add, x, y, out=z)
             seconds = seconds_per_call([*launchers, reference_add], device, calls, args.rounds)

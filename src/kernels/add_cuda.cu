@@ -8,6 +8,7 @@
 
 #include "contiguous_kernel.cuh"
 #include "element_math.h"
+#include "launch.cuh"
 #include "pack.cuh"
 #include "strided_index.cuh"
 #include "vecadd/vecadd.h"
@@ -30,6 +31,8 @@ __global__ void __launch_bounds__(kStridedThreads)
     add_strided_kernel(const T* x, const T* y, T* z, Indexer layout, typename Indexer::Index count,
                        typename detail::ElementMath<T>::compute_type alpha) {
   using Index = typename Indexer::Index;
+  detail::wait_for_previous_kernel();
+  detail::allow_next_kernel_to_launch();
   const Index first =
       static_cast<Index>(blockIdx.x) * (kStridedThreads * kStridedUnroll) + threadIdx.x;
   detail::ElementOffsets<Index> offsets[kStridedUnroll];
@@ -80,6 +83,8 @@ __global__ void __launch_bounds__(kRowThreads)
                     typename detail::ElementMath<T>::compute_type alpha) {
   using Index = typename Indexer::Index;
   using PackT = detail::Pack<T, kWidth>;
+  detail::wait_for_previous_kernel();
+  detail::allow_next_kernel_to_launch();
   const Index p = static_cast<Index>(blockIdx.x) * kRowThreads + threadIdx.x;
   if (p >= pack_count) {
     return;
@@ -143,6 +148,13 @@ RowPlan plan_rows(const void* x, const void* y, const void* z, const StridedLayo
   return plan;
 }
 
+// A launch's status, with the runtime's record of the last error cleared: a failed launch
+// must not resurface at the next, unrelated check.
+cudaError_t settled(cudaError_t launched) {
+  const cudaError_t last = cudaGetLastError();
+  return launched != cudaSuccess ? launched : last;
+}
+
 // The layout less its innermost dimension.
 StridedLayout outer_dimensions(const StridedLayout& layout) {
   StridedLayout outer = layout;
@@ -151,26 +163,29 @@ StridedLayout outer_dimensions(const StridedLayout& layout) {
 }
 
 template <class T, class Indexer>
-void launch_rows(const T* x, const T* y, T* z, const StridedLayout& layout, const RowPlan& plan,
-                 std::int64_t count, typename detail::ElementMath<T>::compute_type alpha,
-                 cudaStream_t stream) {
+cudaError_t launch_rows(const T* x, const T* y, T* z, const StridedLayout& layout,
+                        const RowPlan& plan, std::int64_t count,
+                        typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
   using Index = typename Indexer::Index;
   constexpr int kWidth = kVectorBytes / sizeof(T);
   const std::int64_t pack_count = count / kWidth;
   const std::int64_t packs_per_row = layout.sizes[layout.ndim - 1] / kWidth;
   const std::int64_t blocks = (pack_count + kRowThreads - 1) / kRowThreads;
-  add_rows_kernel<T, kWidth, Indexer><<<static_cast<unsigned>(blocks), kRowThreads, 0, stream>>>(
-      x, y, z, Indexer::of(outer_dimensions(layout)), static_cast<Index>(packs_per_row),
+  return detail::launch_kernel<add_rows_kernel<T, kWidth, Indexer>>(
+      static_cast<unsigned>(blocks), kRowThreads, stream, detail::Overlap::kAllowed, x, y, z,
+      Indexer::of(outer_dimensions(layout)), static_cast<Index>(packs_per_row),
       static_cast<Index>(pack_count), plan.x_repeats, plan.y_repeats, alpha);
 }
 
 template <class T, class Indexer>
-void launch_strided(const T* x, const T* y, T* z, const StridedLayout& layout, std::int64_t count,
-                    typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
+cudaError_t launch_strided(const T* x, const T* y, T* z, const StridedLayout& layout,
+                           std::int64_t count, typename detail::ElementMath<T>::compute_type alpha,
+                           cudaStream_t stream) {
   constexpr std::int64_t kTile = std::int64_t{kStridedThreads} * kStridedUnroll;
   const std::int64_t blocks = (count + kTile - 1) / kTile;
-  add_strided_kernel<T, Indexer><<<static_cast<unsigned>(blocks), kStridedThreads, 0, stream>>>(
-      x, y, z, Indexer::of(layout), static_cast<typename Indexer::Index>(count), alpha);
+  return detail::launch_kernel<add_strided_kernel<T, Indexer>>(
+      static_cast<unsigned>(blocks), kStridedThreads, stream, detail::Overlap::kAllowed, x, y, z,
+      Indexer::of(layout), static_cast<typename Indexer::Index>(count), alpha);
 }
 
 // Arrays of at least this many bytes (x, y and z together) take 1024-thread blocks and
@@ -182,15 +197,15 @@ constexpr std::int64_t kLargeArrayBytes = std::int64_t{16} << 20;
 
 // The launch shape for n contiguous elements with 16-byte aligned operands.
 template <class T, class Index>
-void launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
-                    typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
+cudaError_t launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
+                           typename detail::ElementMath<T>::compute_type alpha,
+                           cudaStream_t stream) {
   constexpr int kWidth = kVectorBytes / sizeof(T);
   if (3 * n * static_cast<std::int64_t>(sizeof(T)) < kLargeArrayBytes) {
-    detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream);
-  } else {
-    detail::launch_contiguous<T, kWidth, 1024, 1, Index, detail::StoreCaching::kStreaming>(
-        x, y, z, n, alpha, stream);
+    return detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream);
   }
+  return detail::launch_contiguous<T, kWidth, 1024, 1, Index, detail::StoreCaching::kStreaming>(
+      x, y, z, n, alpha, stream);
 }
 
 }  // namespace
@@ -205,16 +220,17 @@ cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha, cuda
   // Unaligned views (x[1:]) cannot use 16-byte accesses: four single elements per thread.
   const bool aligned = is_vector_aligned(x) && is_vector_aligned(y) && is_vector_aligned(z);
   const bool fits_32 = n <= kMaxIndex32;
+  cudaError_t launched;
   if (aligned && fits_32) {
-    launch_aligned<T, std::int32_t>(x, y, z, n, scale, stream);
+    launched = launch_aligned<T, std::int32_t>(x, y, z, n, scale, stream);
   } else if (aligned) {
-    launch_aligned<T, std::int64_t>(x, y, z, n, scale, stream);
+    launched = launch_aligned<T, std::int64_t>(x, y, z, n, scale, stream);
   } else if (fits_32) {
-    detail::launch_contiguous<T, 1, 128, 4, std::int32_t>(x, y, z, n, scale, stream);
+    launched = detail::launch_contiguous<T, 1, 128, 4, std::int32_t>(x, y, z, n, scale, stream);
   } else {
-    detail::launch_contiguous<T, 1, 128, 4, std::int64_t>(x, y, z, n, scale, stream);
+    launched = detail::launch_contiguous<T, 1, 128, 4, std::int64_t>(x, y, z, n, scale, stream);
   }
-  return cudaGetLastError();
+  return settled(launched);
 }
 
 template <class T>
@@ -231,16 +247,19 @@ cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& 
                        max_offset(layout.y_strides, layout) <= kMaxIndex32 &&
                        max_offset(layout.z_strides, layout) <= kMaxIndex32;
   const RowPlan rows = plan_rows(x, y, z, layout, kVectorBytes / sizeof(T));
+  cudaError_t launched;
   if (rows.usable && fits_32) {
-    launch_rows<T, detail::StridedIndexer32>(x, y, z, layout, rows, count, scale, stream);
+    launched =
+        launch_rows<T, detail::StridedIndexer32>(x, y, z, layout, rows, count, scale, stream);
   } else if (rows.usable) {
-    launch_rows<T, detail::StridedIndexer64>(x, y, z, layout, rows, count, scale, stream);
+    launched =
+        launch_rows<T, detail::StridedIndexer64>(x, y, z, layout, rows, count, scale, stream);
   } else if (fits_32) {
-    launch_strided<T, detail::StridedIndexer32>(x, y, z, layout, count, scale, stream);
+    launched = launch_strided<T, detail::StridedIndexer32>(x, y, z, layout, count, scale, stream);
   } else {
-    launch_strided<T, detail::StridedIndexer64>(x, y, z, layout, count, scale, stream);
+    launched = launch_strided<T, detail::StridedIndexer64>(x, y, z, layout, count, scale, stream);
   }
-  return cudaGetLastError();
+  return settled(launched);
 }
 
 #define VECADD_INSTANTIATE_CUDA(T)                                                          \

@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include "element_math.h"
+#include "launch.cuh"
 #include "pack.cuh"
 
 namespace vecadd::detail {
@@ -23,6 +24,8 @@ __global__ void __launch_bounds__(kThreads)
                           typename ElementMath<T>::compute_type alpha) {
   using PackT = Pack<T, kWidth>;
   constexpr Index kTile = Index{kThreads} * kPacks * kWidth;
+  wait_for_previous_kernel();
+  allow_next_kernel_to_launch();
   const Index first = static_cast<Index>(blockIdx.x) * kTile;
   const Index remaining = n - first;
   if (remaining >= kTile) {
@@ -51,13 +54,14 @@ __global__ void __launch_bounds__(kThreads)
 // Enqueues the kernel above over n elements: one block per tile.
 template <class T, int kWidth, int kThreads, int kPacks, class Index,
           StoreCaching kCaching = StoreCaching::kDefault, class Load = PlainLoad>
-void launch_contiguous(const T* x, const T* y, T* z, std::int64_t n,
-                       typename ElementMath<T>::compute_type alpha, cudaStream_t stream) {
+cudaError_t launch_contiguous(const T* x, const T* y, T* z, std::int64_t n,
+                              typename ElementMath<T>::compute_type alpha, cudaStream_t stream,
+                              Overlap overlap = Overlap::kAllowed) {
   constexpr std::int64_t kTile = std::int64_t{kThreads} * kPacks * kWidth;
   const std::int64_t blocks = std::max<std::int64_t>(1, (n + kTile - 1) / kTile);
-  add_contiguous_kernel<T, kWidth, kThreads, kPacks, Index, kCaching, Load>
-      <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(x, y, z, static_cast<Index>(n),
-                                                               alpha);
+  return launch_kernel<add_contiguous_kernel<T, kWidth, kThreads, kPacks, Index, kCaching, Load>>(
+      static_cast<unsigned>(blocks), kThreads, stream, overlap, x, y, z, static_cast<Index>(n),
+      alpha);
 }
 
 }  // namespace vecadd::detail
