@@ -15,6 +15,7 @@ namespace {
 using vecadd::detail::add_contiguous_kernel;
 using vecadd::detail::launch_contiguous;
 using vecadd::detail::Overlap;
+using vecadd::detail::PlainLoad;
 using vecadd::detail::StoreCaching;
 
 // A 16-byte load through inline PTX; kInstruction names the cache hints.
@@ -57,33 +58,57 @@ cudaError_t launch_with_carveout(const T* x, const T* y, T* z, std::int64_t n,
     (void)set;
   }
   return launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, Load>(
-      x, y, z, n, alpha, stream, Overlap::kNever);
+      x, y, z, n, alpha, stream, Overlap::kSerial);
 }
 
-// The library's launch shape (128 threads below 16 MiB of x, y and z, else 1024 threads with
-// streaming stores), launched with or without overlapping the previous kernel.
+// Three launch shapes (128 threads x one 16-byte pack, 1024 threads x one pack with
+// streaming stores, 128 threads x four single elements) under four launch orders: no
+// overlap with the previous kernel ("plain"), or overlap, with the next kernel allowed to
+// launch at the start of each block, after its stores, or only when it exits.
+constexpr int kShapeCount = 3;
+constexpr int kOrderCount = 4;
+
 template <class T>
-cudaError_t launch_library_shape(const T* x, const T* y, T* z, std::int64_t n,
-                                 typename vecadd::detail::ElementMath<T>::compute_type alpha,
-                                 cudaStream_t stream, Overlap overlap) {
+cudaError_t launch_shape(int shape, const T* x, const T* y, T* z, std::int64_t n,
+                         typename vecadd::detail::ElementMath<T>::compute_type alpha,
+                         cudaStream_t stream, Overlap overlap) {
   constexpr int W = 16 / sizeof(T);
-  if (3 * n * static_cast<std::int64_t>(sizeof(T)) < (std::int64_t{16} << 20)) {
-    return launch_contiguous<T, W, 128, 1, int>(x, y, z, n, alpha, stream, overlap);
+  switch (shape) {
+    case 0:
+      return launch_contiguous<T, W, 128, 1, int>(x, y, z, n, alpha, stream, overlap);
+    case 1:
+      return launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming>(x, y, z, n, alpha,
+                                                                             stream, overlap);
+    default:
+      return launch_contiguous<T, 1, 128, 4, int>(x, y, z, n, alpha, stream, overlap);
   }
-  return launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming>(x, y, z, n, alpha, stream,
-                                                                         overlap);
+}
+
+template <class T>
+cudaError_t launch_ordered(int shape_and_order, const T* x, const T* y, T* z, std::int64_t n,
+                           typename vecadd::detail::ElementMath<T>::compute_type alpha,
+                           cudaStream_t stream) {
+  constexpr Overlap kOrders[kOrderCount] = {Overlap::kSerial, Overlap::kNextAtStart,
+                                            Overlap::kNextAfterStores, Overlap::kNextAtExit};
+  return launch_shape(shape_and_order / kOrderCount, x, y, z, n, alpha, stream,
+                      kOrders[shape_and_order % kOrderCount]);
 }
 
 // Variant names, in the order of the switch below: threads per block, "st.cs" for streaming
-// stores, then the load or carve-out used, all launched without overlap. Variant 0 is
-// vecadd::add_cuda itself.
-// "serial" and "overlap" are the library's shape launched without and with overlap of the
-// previous kernel (programmatic dependent launch).
+// stores, then the load or carve-out used, all launched without overlap; then the shapes
+// and orders of launch_ordered. Variant 0 is vecadd::add_cuda itself.
+// clang-format off
 constexpr const char* kVariantNames[] = {
-    "library",    "1024 st.cs",      "1024 copy",     "1024 maxL1", "1024 maxSmem",
-    "1024 ld.nc", "1024 ld.nc.noL1", "1024 L2::128B", "serial",     "overlap",
+    "library", "1024 st.cs", "1024 copy", "1024 maxL1", "1024 maxSmem", "1024 ld.nc",
+    "1024 ld.nc.noL1", "1024 L2::128B",
+    "128 plain", "128 start", "128 end", "128 exit",
+    "1024 plain", "1024 start", "1024 end", "1024 exit",
+    "u4 plain", "u4 start", "u4 end", "u4 exit",
 };
+// clang-format on
+constexpr int kFirstOrdered = 8;
 constexpr int kVariantCount = sizeof(kVariantNames) / sizeof(kVariantNames[0]);
+static_assert(kVariantCount == kFirstOrdered + kShapeCount * kOrderCount);
 
 template <class T>
 int launch_variant(int variant, const void* x_bytes, const void* y_bytes, void* z_bytes,
@@ -102,8 +127,9 @@ int launch_variant(int variant, const void* x_bytes, const void* y_bytes, void* 
       return static_cast<int>(
           vecadd::add_cuda<T>(x, y, z, n, vecadd::detail::ElementMath<T>::store(alpha), stream));
     case 1:
-      return static_cast<int>(launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming>(
-          x, y, z, n, alpha, stream, Overlap::kNever));
+      return static_cast<int>(
+          launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, PlainLoad>(
+              x, y, z, n, alpha, stream, Overlap::kSerial));
     case 2:
       return static_cast<int>(launch_with_carveout<T, -1>(x, y, z, n, alpha, stream));
     case 3:
@@ -113,21 +139,20 @@ int launch_variant(int variant, const void* x_bytes, const void* y_bytes, void* 
     case 5:
       return static_cast<int>(
           launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, NonCoherentLoad>(
-              x, y, z, n, alpha, stream, Overlap::kNever));
+              x, y, z, n, alpha, stream, Overlap::kSerial));
     case 6:
       return static_cast<int>(
           launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, NoL1AllocateLoad>(
-              x, y, z, n, alpha, stream, Overlap::kNever));
+              x, y, z, n, alpha, stream, Overlap::kSerial));
     case 7:
       return static_cast<int>(
           launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, L2Fetch128Load>(
-              x, y, z, n, alpha, stream, Overlap::kNever));
-    case 8:
-      return static_cast<int>(launch_library_shape(x, y, z, n, alpha, stream, Overlap::kNever));
-    case 9:
-      return static_cast<int>(launch_library_shape(x, y, z, n, alpha, stream, Overlap::kAllowed));
+              x, y, z, n, alpha, stream, Overlap::kSerial));
     default:
-      return -1;
+      if (variant < kFirstOrdered || variant >= kVariantCount) {
+        return -1;
+      }
+      return static_cast<int>(launch_ordered(variant - kFirstOrdered, x, y, z, n, alpha, stream));
   }
 }
 

@@ -23,16 +23,37 @@ constexpr int kVectorBytes = 16;
 // Largest n for 32-bit index arithmetic, with headroom so that index + stride cannot wrap.
 constexpr std::int64_t kMaxIndex32 = std::numeric_limits<std::int32_t>::max() / 2;
 
+// Calls that move fewer bytes than this (x, y and z together) are short. Measured on an
+// H200 (docs/kernel-notes.md, version 14):
+// - Short calls keep 128-thread blocks and let the next kernel launch as soon as every block
+//   has started, which hides most of the launch latency between back-to-back calls.
+// - Longer aligned contiguous calls take 1024-thread blocks with streaming stores (evicted
+//   first, leaving the L2 to x and y), and let the next kernel launch after their stores.
+// - Longer 128-thread grids let it launch only as they exit: an earlier launch cost them up
+//   to 40 %.
+constexpr std::int64_t kShortCallBytes = std::int64_t{4} << 20;
+
+template <class T>
+bool is_short_call(std::int64_t count) {
+  return 3 * count * static_cast<std::int64_t>(sizeof(T)) < kShortCallBytes;
+}
+
+// The overlap of a 128-thread grid over count elements.
+template <class T>
+detail::Overlap small_block_overlap(std::int64_t count) {
+  return is_short_call<T>(count) ? detail::Overlap::kNextAtStart : detail::Overlap::kNextAtExit;
+}
+
 // Each block takes kStridedThreads * kStridedUnroll consecutive elements; each thread
 // loads its kStridedUnroll elements (a block-width apart, so each load is one warp-wide
 // sweep) before it stores any, to keep several loads in flight.
 template <class T, class Indexer>
 __global__ void __launch_bounds__(kStridedThreads)
     add_strided_kernel(const T* x, const T* y, T* z, Indexer layout, typename Indexer::Index count,
-                       typename detail::ElementMath<T>::compute_type alpha) {
+                       typename detail::ElementMath<T>::compute_type alpha,
+                       detail::Overlap overlap) {
   using Index = typename Indexer::Index;
-  detail::wait_for_previous_kernel();
-  detail::allow_next_kernel_to_launch();
+  detail::begin_kernel(overlap);
   const Index first =
       static_cast<Index>(blockIdx.x) * (kStridedThreads * kStridedUnroll) + threadIdx.x;
   detail::ElementOffsets<Index> offsets[kStridedUnroll];
@@ -53,6 +74,7 @@ __global__ void __launch_bounds__(kStridedThreads)
       z[offsets[u].z] = detail::add_scaled(x_values[u], y_values[u], alpha);
     }
   }
+  detail::end_kernel(overlap);
 }
 
 // The kWidth elements of a row from `column` on: one 16-byte load, or, for an operand that
@@ -80,13 +102,13 @@ __global__ void __launch_bounds__(kRowThreads)
     add_rows_kernel(const T* x, const T* y, T* z, Indexer outer,
                     typename Indexer::Index packs_per_row, typename Indexer::Index pack_count,
                     bool x_repeats, bool y_repeats,
-                    typename detail::ElementMath<T>::compute_type alpha) {
+                    typename detail::ElementMath<T>::compute_type alpha, detail::Overlap overlap) {
   using Index = typename Indexer::Index;
   using PackT = detail::Pack<T, kWidth>;
-  detail::wait_for_previous_kernel();
-  detail::allow_next_kernel_to_launch();
+  detail::begin_kernel(overlap);
   const Index p = static_cast<Index>(blockIdx.x) * kRowThreads + threadIdx.x;
   if (p >= pack_count) {
+    detail::end_kernel(overlap);
     return;
   }
   const Index row = p / packs_per_row;
@@ -95,6 +117,7 @@ __global__ void __launch_bounds__(kRowThreads)
   const PackT x_pack = row_pack<kWidth>(x + offsets.x, column, x_repeats);
   const PackT y_pack = row_pack<kWidth>(y + offsets.y, column, y_repeats);
   *reinterpret_cast<PackT*>(z + offsets.z + column) = detail::add_packs(x_pack, y_pack, alpha);
+  detail::end_kernel(overlap);
 }
 
 bool is_vector_aligned(const void* pointer) {
@@ -172,7 +195,7 @@ cudaError_t launch_rows(const T* x, const T* y, T* z, const StridedLayout& layou
   const std::int64_t packs_per_row = layout.sizes[layout.ndim - 1] / kWidth;
   const std::int64_t blocks = (pack_count + kRowThreads - 1) / kRowThreads;
   return detail::launch_kernel<add_rows_kernel<T, kWidth, Indexer>>(
-      static_cast<unsigned>(blocks), kRowThreads, stream, detail::Overlap::kAllowed, x, y, z,
+      static_cast<unsigned>(blocks), kRowThreads, stream, small_block_overlap<T>(count), x, y, z,
       Indexer::of(outer_dimensions(layout)), static_cast<Index>(packs_per_row),
       static_cast<Index>(pack_count), plan.x_repeats, plan.y_repeats, alpha);
 }
@@ -184,16 +207,9 @@ cudaError_t launch_strided(const T* x, const T* y, T* z, const StridedLayout& la
   constexpr std::int64_t kTile = std::int64_t{kStridedThreads} * kStridedUnroll;
   const std::int64_t blocks = (count + kTile - 1) / kTile;
   return detail::launch_kernel<add_strided_kernel<T, Indexer>>(
-      static_cast<unsigned>(blocks), kStridedThreads, stream, detail::Overlap::kAllowed, x, y, z,
-      Indexer::of(layout), static_cast<typename Indexer::Index>(count), alpha);
+      static_cast<unsigned>(blocks), kStridedThreads, stream, small_block_overlap<T>(count), x, y,
+      z, Indexer::of(layout), static_cast<typename Indexer::Index>(count), alpha);
 }
-
-// Arrays of at least this many bytes (x, y and z together) take 1024-thread blocks and
-// streaming stores. On an H200 the large blocks win from 24 MiB on for every dtype and lose
-// below 6 MiB, where too few blocks remain to fill the GPU; the streaming stores (evicted
-// first) leave the L2 to x and y, which repeated calls on the same inputs read again
-// (docs/kernel-notes.md).
-constexpr std::int64_t kLargeArrayBytes = std::int64_t{16} << 20;
 
 // The launch shape for n contiguous elements with 16-byte aligned operands.
 template <class T, class Index>
@@ -201,11 +217,12 @@ cudaError_t launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
                            typename detail::ElementMath<T>::compute_type alpha,
                            cudaStream_t stream) {
   constexpr int kWidth = kVectorBytes / sizeof(T);
-  if (3 * n * static_cast<std::int64_t>(sizeof(T)) < kLargeArrayBytes) {
-    return detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream);
+  if (is_short_call<T>(n)) {
+    return detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream,
+                                                               detail::Overlap::kNextAtStart);
   }
   return detail::launch_contiguous<T, kWidth, 1024, 1, Index, detail::StoreCaching::kStreaming>(
-      x, y, z, n, alpha, stream);
+      x, y, z, n, alpha, stream, detail::Overlap::kNextAfterStores);
 }
 
 }  // namespace
@@ -226,9 +243,11 @@ cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha, cuda
   } else if (aligned) {
     launched = launch_aligned<T, std::int64_t>(x, y, z, n, scale, stream);
   } else if (fits_32) {
-    launched = detail::launch_contiguous<T, 1, 128, 4, std::int32_t>(x, y, z, n, scale, stream);
+    launched = detail::launch_contiguous<T, 1, 128, 4, std::int32_t>(x, y, z, n, scale, stream,
+                                                                     small_block_overlap<T>(n));
   } else {
-    launched = detail::launch_contiguous<T, 1, 128, 4, std::int64_t>(x, y, z, n, scale, stream);
+    launched = detail::launch_contiguous<T, 1, 128, 4, std::int64_t>(x, y, z, n, scale, stream,
+                                                                     small_block_overlap<T>(n));
   }
   return settled(launched);
 }

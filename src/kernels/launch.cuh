@@ -10,25 +10,37 @@
 
 namespace vecadd::detail {
 
-// The first statement of every kernel: blocks until the previous kernel in the stream has
-// completed and its writes are visible (a no-op when launched without overlap).
-__device__ __forceinline__ void wait_for_previous_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
+// How a launch overlaps its neighbours in the stream. All but kSerial let the kernel launch
+// before the previous one has ended, and let the next kernel launch once every block of this
+// one has started (kNextAtStart), issued its stores (kNextAfterStores) or exited
+// (kNextAtExit). Which is fastest depends on the grid (docs/kernel-notes.md).
+enum class Overlap : unsigned char { kSerial, kNextAtStart, kNextAfterStores, kNextAtExit };
 
-// Lets the next kernel in the stream be scheduled once every block of this one has called
-// it; that kernel still waits for this one to complete before it touches memory.
 __device__ __forceinline__ void allow_next_kernel_to_launch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
-enum class Overlap { kAllowed, kNever };
+// The first statement of every kernel: waits until the previous kernel in the stream has
+// completed and its writes are visible (a no-op when this launch may not overlap it).
+__device__ __forceinline__ void begin_kernel(Overlap overlap) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  if (overlap == Overlap::kNextAtStart) {
+    allow_next_kernel_to_launch();
+  }
+}
 
-// Whether kKernel, as loaded for the current device, holds the wait above: only code
+// Called by every thread once its stores are issued.
+__device__ __forceinline__ void end_kernel(Overlap overlap) {
+  if (overlap == Overlap::kNextAfterStores) {
+    allow_next_kernel_to_launch();
+  }
+}
+
+// Whether kKernel, as loaded for the current device, holds the wait of begin_kernel: only code
 // compiled for compute capability 9.0 or newer does (a build for older GPUs, run from its
 // PTX on a newer one, does not). Looked up once per device.
 template <auto kKernel>
@@ -49,8 +61,8 @@ bool kernel_waits_for_previous() {
   return state > 0;
 }
 
-// Enqueues kKernel<<<blocks, threads, 0, stream>>>(args...), allowed to overlap the end of
-// the previous kernel where the kernel and the CUDA runtime support it.
+// Enqueues kKernel<<<blocks, threads, 0, stream>>>(args..., overlap); the launch overlaps
+// the previous kernel only where the kernel and the CUDA runtime support it.
 template <auto kKernel, class... Args>
 cudaError_t launch_kernel(unsigned blocks, unsigned threads, cudaStream_t stream, Overlap overlap,
                           Args... args) {
@@ -62,7 +74,7 @@ cudaError_t launch_kernel(unsigned blocks, unsigned threads, cudaStream_t stream
   cudaLaunchAttribute attributes[1] = {};
   // Stream capture records such launches as graph edges from CUDA 12.3 on.
 #if CUDART_VERSION >= 12030
-  if (overlap == Overlap::kAllowed && kernel_waits_for_previous<kKernel>()) {
+  if (overlap != Overlap::kSerial && kernel_waits_for_previous<kKernel>()) {
     attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attributes[0].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = attributes;
@@ -71,7 +83,7 @@ cudaError_t launch_kernel(unsigned blocks, unsigned threads, cudaStream_t stream
 #else
   static_cast<void>(overlap);
 #endif
-  return cudaLaunchKernelEx(&config, kKernel, args...);
+  return cudaLaunchKernelEx(&config, kKernel, args..., overlap);
 }
 
 }  // namespace vecadd::detail
