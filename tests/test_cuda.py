@@ -188,38 +188,40 @@ def test_cuda_graph_capture_and_replay():
         torch.testing.assert_close(fresh, torch.add(x, y, alpha=2), rtol=0, atol=0)
 
 
-def _dependent_chain(kernel: str, dtype: torch.dtype):
-    """x and an accumulator z shaped for one of the four kernels."""
-    if kernel == "contiguous_small":
-        shape, x_shape = (1 << 16,), (1 << 16,)
-    elif kernel == "contiguous_large":
-        shape = x_shape = (_elements_for(2 * _l2_bytes(), dtype),)
+def _dependent_chain(kernel: str, size: str, dtype: torch.dtype):
+    """x and an accumulator z for one of the three kernels. Short calls (under 4 MiB) let the
+    next kernel launch as soon as their blocks start, long ones after their stores or exit."""
+    rows = 128 if size == "short" else 4096
+    if kernel == "contiguous":
+        n = 1 << 16 if size == "short" else _elements_for(2 * _l2_bytes(), dtype)
+        x_shape = z_shape = (n,)
     elif kernel == "rows":
-        shape, x_shape = (4096, 1024), (1024,)  # a bias row broadcast over z
+        x_shape, z_shape = (1024,), (rows, 1024)  # a bias row broadcast over z
     else:
-        shape, x_shape = (1024, 4096), (1024, 4096)
+        x_shape, z_shape = (rows, 1024), (rows, 1024)
     x = make_tensor(x_shape, dtype, "cuda", seed=11)
-    z = torch.zeros(shape, dtype=dtype, device="cuda")
+    z = torch.zeros(z_shape, dtype=dtype, device="cuda")
     if kernel == "strided":
-        z = torch.zeros(shape[::-1], dtype=dtype, device="cuda").t()  # column-major: strided
+        z = torch.zeros(z_shape[::-1], dtype=dtype, device="cuda").t()  # column-major: strided
     return x, z
 
 
 def _run_chain(add, x: torch.Tensor, z: torch.Tensor, steps: int) -> None:
-    # Each call reads what the one before wrote; every third step a torch kernel sits between.
+    # Each call reads what the one before wrote; every eighth step a torch kernel sits between.
     for step in range(steps):
         add(x, z, out=z)
-        if step % 3 == 2:
+        if step % 8 == 7:
             z.neg_()
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64])
-@pytest.mark.parametrize("kernel", ["contiguous_small", "contiguous_large", "rows", "strided"])
-def test_dependent_calls_see_each_others_writes(kernel, dtype):
+@pytest.mark.parametrize("size", ["short", "long"])
+@pytest.mark.parametrize("kernel", ["contiguous", "rows", "strided"])
+def test_dependent_calls_see_each_others_writes(kernel, size, dtype):
     # On compute capability 9.0 and up, a launch may overlap the end of the kernel before it;
     # the kernel must still wait for that kernel's writes, eagerly and inside a CUDA graph.
-    steps = 12
-    x, z = _dependent_chain(kernel, dtype)
+    steps = 240 if size == "short" else 12
+    x, z = _dependent_chain(kernel, size, dtype)
     expected = z.clone()
     _run_chain(torch.add, x, expected, steps)
     _run_chain(vecadd.add, x, z, steps)
