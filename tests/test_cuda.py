@@ -122,7 +122,7 @@ def _l2_bytes() -> int:
     return getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
 
 
-# Below 16 MiB in all (128-thread blocks) and above it (1024-thread blocks, streaming
+# Below 4 MiB in all (128-thread blocks) and above it (1024-thread blocks, streaming
 # stores), the large shape both within and beyond the L2.
 ARRAY_SIZES = {
     "small": lambda: 1 << 20,
