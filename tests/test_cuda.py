@@ -123,9 +123,10 @@ def _l2_bytes() -> int:
 
 
 # Below 4 MiB in all (128-thread blocks) and above it (1024-thread blocks, streaming
-# stores), the large shape both within and beyond the L2.
+# stores), the large shape just above the threshold, within and beyond the L2.
 ARRAY_SIZES = {
     "small": lambda: 1 << 20,
+    "medium": lambda: 6 << 20,
     "large": lambda: 16 << 20,
     "beyond_l2": lambda: 2 * _l2_bytes(),
 }

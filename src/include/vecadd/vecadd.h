@@ -66,7 +66,9 @@ void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, 
 #if VECADD_WITH_CUDA
 // Device pointers; enqueued on `stream`. Returns the launch status (cudaSuccess, or
 // e.g. cudaErrorNoKernelImageForDevice when this build holds no code for the GPU).
-// Execution errors surface later, on the stream, as with any CUDA launch.
+// Execution errors surface later, on the stream, as with any CUDA launch. On compute
+// capability 9.0 and newer the launch may overlap the end of the previous kernel in the
+// stream, but it reads and writes memory only after that kernel has completed.
 template <class T>
 cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha, cudaStream_t stream);
 
