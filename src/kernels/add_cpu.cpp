@@ -1,5 +1,7 @@
 // CPU entry points of the kernel library: plain loops the compiler vectorizes, and for the
-// 16-bit floats AVX2/F16C conversions where the CPU has them.
+// 16-bit floats AVX2/F16C conversions where the CPU has them; plans run on the caller's
+// parallel-for.
+#include <algorithm>
 #include <type_traits>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -10,6 +12,7 @@
 #endif
 
 #include "element_math.h"
+#include "outer_loop.h"
 #include "vecadd/vecadd.h"
 
 namespace vecadd {
@@ -102,22 +105,15 @@ void add_unit_run(const T* x, const T* y, T* z, std::int64_t n,
           Step<kXRepeats ? 0 : 1>{}, Step<kYRepeats ? 0 : 1>{}, Step<1>{}, alpha);
 }
 
-}  // namespace
-
+// A strided layout on the calling thread: the innermost dimension as a run, the outer ones
+// advanced as an odometer.
 template <class T>
-void add_cpu(const T* x, const T* y, T* z, std::int64_t n, T alpha) {
-  add_unit_run<false, false>(x, y, z, n, detail::ElementMath<T>::load(alpha));
-}
-
-template <class T>
-void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, T alpha) {
-  using Math = detail::ElementMath<T>;
-  const auto scale = Math::load(alpha);
+void strided_serial(const T* x, const T* y, T* z, const StridedLayout& layout,
+                    typename detail::ElementMath<T>::compute_type scale) {
   const std::int64_t count = element_count(layout);
   if (count == 0) {
     return;
   }
-  // Walk the innermost dimension as a run; advance the outer ones as an odometer.
   const int inner = layout.ndim - 1;
   const std::int64_t run = layout.ndim == 0 ? 1 : layout.sizes[inner];
   const std::int64_t x_step = layout.ndim == 0 ? 0 : layout.x_strides[inner];
@@ -156,9 +152,89 @@ void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, 
   }
 }
 
-#define VECADD_INSTANTIATE_CPU(T)                                    \
-  template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T); \
-  template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, T);
+// Elements per range that a thread takes at least: below this, threads cost more than they save.
+constexpr std::int64_t kGrainSize = 32768;
+
+// A strided layout over the caller's threads. They split the outermost dimension into slabs
+// of whole rows; when it is too short to keep every thread busy, they split the outer two
+// dimensions together instead, and a thread's range then runs as one slab per index of the
+// outermost dimension it touches.
+template <class T>
+void strided_parallel(const T* x, const T* y, T* z, const StridedLayout& layout,
+                      typename detail::ElementMath<T>::compute_type scale,
+                      const ParallelFor& parallel) {
+  if (layout.ndim == 0) {
+    strided_serial(x, y, z, layout, scale);
+    return;
+  }
+  const bool split_two = layout.ndim >= 2 && layout.sizes[0] < 4 * parallel.threads;
+  const std::int64_t second = split_two ? layout.sizes[1] : 1;
+  const std::int64_t units = layout.sizes[0] * second;
+  const std::int64_t grain = std::max<std::int64_t>(1, kGrainSize / (element_count(layout) / units));
+  parallel.run(units, grain, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t unit = begin; unit < end;) {
+      const std::int64_t outer = unit / second;
+      const std::int64_t inner = unit % second;
+      const std::int64_t take = split_two ? std::min(end - unit, second - inner) : end - unit;
+      StridedLayout slab = layout;
+      std::int64_t x_start = outer * layout.x_strides[0];
+      std::int64_t y_start = outer * layout.y_strides[0];
+      std::int64_t z_start = outer * layout.z_strides[0];
+      if (split_two) {  // drop the outermost dimension: the slab is part of one index of it
+        slab.ndim = layout.ndim - 1;
+        for (int d = 0; d < slab.ndim; ++d) {
+          slab.sizes[d] = layout.sizes[d + 1];
+          slab.x_strides[d] = layout.x_strides[d + 1];
+          slab.y_strides[d] = layout.y_strides[d + 1];
+          slab.z_strides[d] = layout.z_strides[d + 1];
+        }
+        x_start += inner * layout.x_strides[1];
+        y_start += inner * layout.y_strides[1];
+        z_start += inner * layout.z_strides[1];
+      }
+      slab.sizes[0] = take;
+      strided_serial(x + x_start, y + y_start, z + z_start, slab, scale);
+      unit += take;
+    }
+  });
+}
+
+}  // namespace
+
+template <class T>
+void add_cpu(const T* x, const T* y, T* z, std::int64_t n, T alpha) {
+  add_unit_run<false, false>(x, y, z, n, detail::ElementMath<T>::load(alpha));
+}
+
+template <class T>
+void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, T alpha) {
+  strided_serial(x, y, z, layout, detail::ElementMath<T>::load(alpha));
+}
+
+template <class T>
+void add_cpu(const T* x, const T* y, T* z, const Plan& plan, T alpha, const ParallelFor& parallel) {
+  const auto scale = detail::ElementMath<T>::load(alpha);
+  if (plan.kernel == Kernel::kNothing) {
+    return;
+  }
+  if (plan.kernel == Kernel::kContiguous) {
+    parallel.run(plan.count, kGrainSize, [&](std::int64_t begin, std::int64_t end) {
+      add_unit_run<false, false>(x + begin, y + begin, z + begin, end - begin, scale);
+    });
+    return;
+  }
+  // Rows and strided layouts alike: the strided loop takes unit-step rows its fast way.
+  detail::for_each_outer_index(plan.outer, true, [&](std::int64_t xo, std::int64_t yo,
+                                                     std::int64_t zo) {
+    strided_parallel(x + xo, y + yo, z + zo, plan.layout, scale, parallel);
+    return true;
+  });
+}
+
+#define VECADD_INSTANTIATE_CPU(T)                                                      \
+  template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T);                   \
+  template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, T);   \
+  template void add_cpu<T>(const T*, const T*, T*, const Plan&, T, const ParallelFor&);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_INSTANTIATE_CPU)
 #undef VECADD_INSTANTIATE_CPU
 

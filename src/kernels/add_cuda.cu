@@ -1,14 +1,14 @@
 // CUDA entry points of the kernel library: a vectorized kernel for contiguous arrays, a
 // vectorized row kernel for layouts whose innermost dimension is contiguous in z and
 // contiguous or repeated in x and y (the usual broadcasts), and an index-decomposing
-// kernel for everything else.
+// kernel for everything else. The planner (plan.cpp) picks one; this file launches it.
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 
 #include "contiguous_kernel.cuh"
 #include "element_math.h"
 #include "launch.cuh"
+#include "outer_loop.h"
 #include "pack.cuh"
 #include "strided_index.cuh"
 #include "vecadd/vecadd.h"
@@ -20,8 +20,6 @@ constexpr int kStridedThreads = 128;
 constexpr int kStridedUnroll = 4;
 constexpr int kRowThreads = 128;
 constexpr int kVectorBytes = 16;
-// Largest n for 32-bit index arithmetic, with headroom so that index + stride cannot wrap.
-constexpr std::int64_t kMaxIndex32 = std::numeric_limits<std::int32_t>::max() / 2;
 
 // Calls that move fewer bytes than this (x, y and z together) are short. Measured on an
 // H200 (docs/kernel-notes.md, version 14):
@@ -120,57 +118,6 @@ __global__ void __launch_bounds__(kRowThreads)
   detail::end_kernel(overlap);
 }
 
-bool is_vector_aligned(const void* pointer) {
-  return reinterpret_cast<std::uintptr_t>(pointer) % kVectorBytes == 0;
-}
-
-// Largest element offset a strided operand reaches (strides are non-negative in torch).
-std::int64_t max_offset(const std::int64_t* strides, const StridedLayout& layout) {
-  std::int64_t reach = 0;
-  for (int d = 0; d < layout.ndim; ++d) {
-    reach += (layout.sizes[d] - 1) * (strides[d] < 0 ? -strides[d] : strides[d]);
-  }
-  return reach;
-}
-
-// How the row kernel reads x and y along a row: packs, or one repeated element.
-struct RowPlan {
-  bool usable = false;
-  bool x_repeats = false;
-  bool y_repeats = false;
-};
-
-// Whether the row kernel can take a layout: the innermost dimension is contiguous in z,
-// every row of z starts on a 16-byte boundary, and x and y each either match that (packs)
-// or repeat one element along the row (inner stride 0).
-RowPlan plan_rows(const void* x, const void* y, const void* z, const StridedLayout& layout,
-                  int width) {
-  RowPlan plan;
-  if (layout.ndim < 1) {
-    return plan;
-  }
-  const int inner = layout.ndim - 1;
-  // Rows of packs: contiguous, and every row of the operand 16-byte aligned.
-  const auto packs_fit = [&](const void* pointer, const std::int64_t* strides) {
-    if (strides[inner] != 1 || !is_vector_aligned(pointer)) {
-      return false;
-    }
-    for (int d = 0; d < inner; ++d) {
-      if (strides[d] % width != 0) {
-        return false;
-      }
-    }
-    return true;
-  };
-  plan.x_repeats = layout.x_strides[inner] == 0;
-  plan.y_repeats = layout.y_strides[inner] == 0;
-  plan.usable = layout.sizes[inner] % width == 0 && packs_fit(z, layout.z_strides) &&
-                (plan.x_repeats || packs_fit(x, layout.x_strides)) &&
-                (plan.y_repeats || packs_fit(y, layout.y_strides)) &&
-                !(plan.x_repeats && plan.y_repeats);
-  return plan;
-}
-
 // A launch's status, with the runtime's record of the last error cleared: a failed launch
 // must not resurface at the next, unrelated check.
 cudaError_t settled(cudaError_t launched) {
@@ -186,8 +133,8 @@ StridedLayout outer_dimensions(const StridedLayout& layout) {
 }
 
 template <class T, class Indexer>
-cudaError_t launch_rows(const T* x, const T* y, T* z, const StridedLayout& layout,
-                        const RowPlan& plan, std::int64_t count,
+cudaError_t launch_rows(const T* x, const T* y, T* z, const StridedLayout& layout, bool x_repeats,
+                        bool y_repeats, std::int64_t count,
                         typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
   using Index = typename Indexer::Index;
   constexpr int kWidth = kVectorBytes / sizeof(T);
@@ -197,7 +144,7 @@ cudaError_t launch_rows(const T* x, const T* y, T* z, const StridedLayout& layou
   return detail::launch_kernel<add_rows_kernel<T, kWidth, Indexer>>(
       static_cast<unsigned>(blocks), kRowThreads, stream, small_block_overlap<T>(count), x, y, z,
       Indexer::of(outer_dimensions(layout)), static_cast<Index>(packs_per_row),
-      static_cast<Index>(pack_count), plan.x_repeats, plan.y_repeats, alpha);
+      static_cast<Index>(pack_count), x_repeats, y_repeats, alpha);
 }
 
 template <class T, class Indexer>
@@ -225,66 +172,74 @@ cudaError_t launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
       x, y, z, n, alpha, stream, detail::Overlap::kNextAfterStores);
 }
 
+// One launch of the plan's kernel over its layout, from the given element offsets.
+template <class T>
+cudaError_t launch_plan(const T* x, const T* y, T* z, const Plan& plan,
+                        typename detail::ElementMath<T>::compute_type alpha,
+                        cudaStream_t stream) {
+  const bool narrow = plan.index_width == IndexWidth::k32;
+  const std::int64_t count = element_count(plan.layout);
+  switch (plan.kernel) {
+    case Kernel::kNothing:
+      return cudaSuccess;
+    case Kernel::kContiguous:
+      // Unaligned views (x[1:]) cannot use 16-byte accesses: four single elements per thread.
+      if (plan.vector_aligned) {
+        return narrow ? launch_aligned<T, std::int32_t>(x, y, z, count, alpha, stream)
+                      : launch_aligned<T, std::int64_t>(x, y, z, count, alpha, stream);
+      }
+      return narrow ? detail::launch_contiguous<T, 1, 128, 4, std::int32_t>(
+                          x, y, z, count, alpha, stream, small_block_overlap<T>(count))
+                    : detail::launch_contiguous<T, 1, 128, 4, std::int64_t>(
+                          x, y, z, count, alpha, stream, small_block_overlap<T>(count));
+    case Kernel::kRows:
+      return narrow ? launch_rows<T, detail::StridedIndexer32>(x, y, z, plan.layout, plan.x_repeats,
+                                                               plan.y_repeats, count, alpha, stream)
+                    : launch_rows<T, detail::StridedIndexer64>(x, y, z, plan.layout, plan.x_repeats,
+                                                               plan.y_repeats, count, alpha, stream);
+    case Kernel::kStrided:
+      return narrow ? launch_strided<T, detail::StridedIndexer32>(x, y, z, plan.layout, count,
+                                                                  alpha, stream)
+                    : launch_strided<T, detail::StridedIndexer64>(x, y, z, plan.layout, count,
+                                                                  alpha, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
 }  // namespace
+
+template <class T>
+cudaError_t add_cuda(const T* x, const T* y, T* z, const Plan& plan, T alpha, cudaStream_t stream) {
+  const auto scale = detail::ElementMath<T>::load(alpha);
+  return detail::for_each_outer_index(
+      plan.outer, cudaSuccess, [&](std::int64_t xo, std::int64_t yo, std::int64_t zo) {
+        return settled(launch_plan(x + xo, y + yo, z + zo, plan, scale, stream));
+      });
+}
 
 template <class T>
 cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha, cudaStream_t stream) {
   if (n <= 0) {
     return cudaSuccess;
   }
-  const auto scale = detail::ElementMath<T>::load(alpha);
-  // 16-byte packs where all three operands allow them, 32-bit indices wherever n allows.
-  // Unaligned views (x[1:]) cannot use 16-byte accesses: four single elements per thread.
-  const bool aligned = is_vector_aligned(x) && is_vector_aligned(y) && is_vector_aligned(z);
-  const bool fits_32 = n <= kMaxIndex32;
-  cudaError_t launched;
-  if (aligned && fits_32) {
-    launched = launch_aligned<T, std::int32_t>(x, y, z, n, scale, stream);
-  } else if (aligned) {
-    launched = launch_aligned<T, std::int64_t>(x, y, z, n, scale, stream);
-  } else if (fits_32) {
-    launched = detail::launch_contiguous<T, 1, 128, 4, std::int32_t>(x, y, z, n, scale, stream,
-                                                                     small_block_overlap<T>(n));
-  } else {
-    launched = detail::launch_contiguous<T, 1, 128, 4, std::int64_t>(x, y, z, n, scale, stream,
-                                                                     small_block_overlap<T>(n));
-  }
-  return settled(launched);
+  StridedLayout run;
+  run.ndim = 1;
+  run.sizes[0] = n;
+  run.x_strides[0] = run.y_strides[0] = run.z_strides[0] = 1;
+  return add_cuda(x, y, z, plan_add(x, y, z, run, sizeof(T)), alpha, stream);
 }
 
 template <class T>
 cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& layout, T alpha,
                              cudaStream_t stream) {
-  const std::int64_t count = element_count(layout);
-  if (count <= 0) {
-    return cudaSuccess;
-  }
-  const auto scale = detail::ElementMath<T>::load(alpha);
-  // 32-bit index arithmetic is several times cheaper; use it whenever nothing can overflow.
-  const bool fits_32 = count <= kMaxIndex32 &&
-                       max_offset(layout.x_strides, layout) <= kMaxIndex32 &&
-                       max_offset(layout.y_strides, layout) <= kMaxIndex32 &&
-                       max_offset(layout.z_strides, layout) <= kMaxIndex32;
-  const RowPlan rows = plan_rows(x, y, z, layout, kVectorBytes / sizeof(T));
-  cudaError_t launched;
-  if (rows.usable && fits_32) {
-    launched =
-        launch_rows<T, detail::StridedIndexer32>(x, y, z, layout, rows, count, scale, stream);
-  } else if (rows.usable) {
-    launched =
-        launch_rows<T, detail::StridedIndexer64>(x, y, z, layout, rows, count, scale, stream);
-  } else if (fits_32) {
-    launched = launch_strided<T, detail::StridedIndexer32>(x, y, z, layout, count, scale, stream);
-  } else {
-    launched = launch_strided<T, detail::StridedIndexer64>(x, y, z, layout, count, scale, stream);
-  }
-  return settled(launched);
+  return add_cuda(x, y, z, plan_add(x, y, z, layout, sizeof(T)), alpha, stream);
 }
 
 #define VECADD_INSTANTIATE_CUDA(T)                                                          \
   template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, T, cudaStream_t);  \
   template cudaError_t add_strided_cuda<T>(const T*, const T*, T*, const StridedLayout&, T, \
-                                           cudaStream_t);
+                                           cudaStream_t);                                   \
+  template cudaError_t add_cuda<T>(const T*, const T*, T*, const Plan&, T, cudaStream_t);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_INSTANTIATE_CUDA)
 #undef VECADD_INSTANTIATE_CUDA
 

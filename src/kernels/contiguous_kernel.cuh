@@ -1,5 +1,5 @@
-// The contiguous z = x + alpha * y kernel as a template over its launch shape, so that the
-// library and tools/kernel_variants.cu compile the very same code.
+// The contiguous z = x + alpha * y kernel as a template over its launch shape: the library
+// picks the shape per call (vector packs or single elements, 128 or 1024 threads).
 #pragma once
 
 #include <algorithm>
@@ -16,9 +16,8 @@ namespace vecadd::detail {
 // Each block owns one tile of kThreads * kPacks * kWidth elements. A whole tile takes the
 // branch-free vector path: every thread moves kPacks packs of kWidth elements, all loads
 // issued before any store. Only the last block can hold a partial tile; it goes element by
-// element. kCaching picks the cache treatment of the vector stores, Load the vector loads.
-template <class T, int kWidth, int kThreads, int kPacks, class Index, StoreCaching kCaching,
-          class Load>
+// element. kCaching picks the cache treatment of the vector stores.
+template <class T, int kWidth, int kThreads, int kPacks, class Index, StoreCaching kCaching>
 __global__ void __launch_bounds__(kThreads)
     add_contiguous_kernel(const T* x, const T* y, T* z, Index n,
                           typename ElementMath<T>::compute_type alpha, Overlap overlap) {
@@ -36,8 +35,8 @@ __global__ void __launch_bounds__(kThreads)
     PackT y_in[kPacks];
 #pragma unroll
     for (int u = 0; u < kPacks; ++u) {
-      x_in[u] = Load::load(x_packs + u * kThreads);
-      y_in[u] = Load::load(y_packs + u * kThreads);
+      x_in[u] = x_packs[u * kThreads];
+      y_in[u] = y_packs[u * kThreads];
     }
 #pragma unroll
     for (int u = 0; u < kPacks; ++u) {
@@ -54,13 +53,13 @@ __global__ void __launch_bounds__(kThreads)
 
 // Enqueues the kernel above over n elements: one block per tile.
 template <class T, int kWidth, int kThreads, int kPacks, class Index,
-          StoreCaching kCaching = StoreCaching::kDefault, class Load = PlainLoad>
+          StoreCaching kCaching = StoreCaching::kDefault>
 cudaError_t launch_contiguous(const T* x, const T* y, T* z, std::int64_t n,
                               typename ElementMath<T>::compute_type alpha, cudaStream_t stream,
                               Overlap overlap) {
   constexpr std::int64_t kTile = std::int64_t{kThreads} * kPacks * kWidth;
   const std::int64_t blocks = std::max<std::int64_t>(1, (n + kTile - 1) / kTile);
-  return launch_kernel<add_contiguous_kernel<T, kWidth, kThreads, kPacks, Index, kCaching, Load>>(
+  return launch_kernel<add_contiguous_kernel<T, kWidth, kThreads, kPacks, Index, kCaching>>(
       static_cast<unsigned>(blocks), kThreads, stream, overlap, x, y, z, static_cast<Index>(n),
       alpha);
 }

@@ -31,14 +31,6 @@ __device__ __forceinline__ void store_pack(PackT* target, const PackT& value) {
   }
 }
 
-// The load the vector kernels use; tools/kernel_variants.cu passes cache-hinted ones instead.
-struct PlainLoad {
-  template <class PackT>
-  __device__ __forceinline__ static PackT load(const PackT* source) {
-    return *source;
-  }
-};
-
 template <class T, int kWidth>
 __device__ __forceinline__ Pack<T, kWidth> add_packs(const Pack<T, kWidth>& x,
                                                      const Pack<T, kWidth>& y,

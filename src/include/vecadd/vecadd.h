@@ -1,13 +1,19 @@
 // vecadd: z = x + alpha * y over plain device or host arrays, with no PyTorch in sight.
 //
-// This header is the whole public C++ interface of the kernel library (CMake target
-// vecadd::vecadd). It can be used from plain C++ (CPU entry points) and, when the
-// library was built with CUDA (VECADD_WITH_CUDA == 1), from CUDA code as well.
+// This header (with vecadd/plan.h, which it includes) is the whole public C++ interface of
+// the kernel library (CMake target vecadd::vecadd). It can be used from plain C++ (CPU
+// entry points) and, when the library was built with CUDA (VECADD_WITH_CUDA == 1), from
+// CUDA code as well. The Plan overloads take any shapes, strides and broadcasts:
+//
+//   const vecadd::Plan plan = vecadd::plan_add(x, x_shape, y, y_shape, z, z_shape);
+//   vecadd::add_cpu(x, y, z, plan, alpha);           // host arrays, on every core
+//   vecadd::add_cuda(x, y, z, plan, alpha, stream);  // or device arrays, on a stream
 #pragma once
 
 #include <cstdint>
 
 #include "vecadd/config.h"
+#include "vecadd/plan.h"
 
 #if VECADD_WITH_CUDA
 #include <cuda_bf16.h>
@@ -31,28 +37,6 @@ struct bfloat16 {
 };
 #endif
 
-// Most dimensions a strided call accepts after adjacent dimensions are merged.
-inline constexpr int kMaxDims = 8;
-
-// Shape and element strides (not bytes) of a broadcast, possibly non-contiguous call.
-// Dimension 0 is the outermost; a stride of 0 repeats an element along that dimension.
-struct StridedLayout {
-  int ndim = 0;
-  std::int64_t sizes[kMaxDims] = {};
-  std::int64_t x_strides[kMaxDims] = {};
-  std::int64_t y_strides[kMaxDims] = {};
-  std::int64_t z_strides[kMaxDims] = {};
-};
-
-// Number of elements a layout covers (1 for ndim == 0, like a 0-dim tensor).
-inline std::int64_t element_count(const StridedLayout& layout) {
-  std::int64_t count = 1;
-  for (int d = 0; d < layout.ndim; ++d) {
-    count *= layout.sizes[d];
-  }
-  return count;
-}
-
 // z[i] = x[i] + alpha * y[i] for i in [0, n). z may be x or y itself (in-place), but must
 // not partly overlap either. Half types compute in float and round once; integer types
 // wrap around on overflow.
@@ -60,8 +44,14 @@ template <class T>
 void add_cpu(const T* x, const T* y, T* z, std::int64_t n, T alpha);
 
 // The same over a strided layout; z must not overlap x or y unless it is the same view.
+// Both run on the calling thread.
 template <class T>
 void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, T alpha);
+
+// Runs a plan that plan_add made for these arrays, its ranges spread by `parallel`.
+template <class T>
+void add_cpu(const T* x, const T* y, T* z, const Plan& plan, T alpha,
+             const ParallelFor& parallel = default_parallel_for());
 
 #if VECADD_WITH_CUDA
 // Device pointers; enqueued on `stream`. Returns the launch status (cudaSuccess, or
@@ -75,6 +65,11 @@ cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha, cuda
 template <class T>
 cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& layout, T alpha,
                              cudaStream_t stream);
+
+// Runs a plan that plan_add made for these device arrays; a call with more than kMaxDims
+// merged dimensions is several launches, and the first failed one's status is returned.
+template <class T>
+cudaError_t add_cuda(const T* x, const T* y, T* z, const Plan& plan, T alpha, cudaStream_t stream);
 #endif
 
 // The six element types every entry point is instantiated for.
@@ -86,9 +81,10 @@ cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& 
   MACRO(std::int32_t)                       \
   MACRO(std::int64_t)
 
-#define VECADD_DECLARE_CPU(T)                                               \
-  extern template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T); \
-  extern template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, T);
+#define VECADD_DECLARE_CPU(T)                                                                \
+  extern template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T);                  \
+  extern template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, T);  \
+  extern template void add_cpu<T>(const T*, const T*, T*, const Plan&, T, const ParallelFor&);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_DECLARE_CPU)
 #undef VECADD_DECLARE_CPU
 
@@ -96,7 +92,8 @@ VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_DECLARE_CPU)
 #define VECADD_DECLARE_CUDA(T)                                                                     \
   extern template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, T, cudaStream_t);  \
   extern template cudaError_t add_strided_cuda<T>(const T*, const T*, T*, const StridedLayout&, T, \
-                                                  cudaStream_t);
+                                                  cudaStream_t);                                   \
+  extern template cudaError_t add_cuda<T>(const T*, const T*, T*, const Plan&, T, cudaStream_t);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_DECLARE_CUDA)
 #undef VECADD_DECLARE_CUDA
 #endif
