@@ -11,9 +11,19 @@ from ._loader import load_extension
 
 _C = load_extension()
 
+from . import _build_config  # noqa: E402
+from ._dtypes import SUPPORTED_DTYPES  # noqa: E402
 from ._info import build_info, get_cmake_dir, get_include  # noqa: E402
 from ._module import VecAdd  # noqa: E402
 from ._ops import add  # noqa: E402
 
-__version__: str = _C.VERSION
-__all__ = ["VecAdd", "__version__", "add", "build_info", "get_cmake_dir", "get_include"]
+__version__: str = _build_config.VERSION
+__all__ = [
+    "SUPPORTED_DTYPES",
+    "VecAdd",
+    "__version__",
+    "add",
+    "build_info",
+    "get_cmake_dir",
+    "get_include",
+]

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ._dtypes import SUPPORTED_DTYPES, dtype_name
 from ._ops import add
-
-DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32, torch.int64)
 
 
 @dataclass
@@ -70,7 +69,7 @@ def _case(device: torch.device, name: str, run: Callable[[], None]) -> CheckResu
 def check_device(device: torch.device, seed: int = 0) -> list[CheckResult]:
     generator = torch.Generator().manual_seed(seed)
     results = []
-    for dtype in DTYPES:
+    for dtype in SUPPORTED_DTYPES:
 
         def same_as_torch(dtype: torch.dtype = dtype) -> None:
             x = random_tensor((1000, 33), dtype, device, generator)
@@ -80,7 +79,7 @@ def check_device(device: torch.device, seed: int = 0) -> list[CheckResult]:
             view = x[:, 1:]
             assert_matches_torch_add(add(view, view), view, view)
 
-        results.append(_case(device, f"add {str(dtype).removeprefix('torch.')}", same_as_torch))
+        results.append(_case(device, f"add {dtype_name(dtype)}", same_as_torch))
 
     def gradients() -> None:
         x = random_tensor((8, 5), torch.float64, device, generator).requires_grad_()
