@@ -2,7 +2,8 @@
 
 Both operators run on the same buffers in the same process, interleaved round by round,
 so the ratio is what matters; bandwidth counts the bytes that must move (read x and y,
-write z: 3 * n * itemsize).
+write z: 3 * n * itemsize). Timing, operand layouts and reporting live in _bench_timing,
+_bench_layouts and _bench_report; this module measures and drives the command.
 """
 
 from __future__ import annotations
@@ -12,56 +13,25 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict
 
 import torch
 
+from ._bench_layouts import LAYOUTS, bytes_moved, operands
+from ._bench_report import (
+    BandwidthRow,
+    CallCostRow,
+    format_bandwidth,
+    format_call_cost,
+    plot_bandwidth,
+)
+from ._bench_timing import interleaved_samples, seconds_per_call
+from ._dtypes import SUPPORTED_DTYPES, dtype_name
 from ._module import VecAdd
 from ._ops import add
 
-DTYPE_NAMES = {
-    "float16": torch.float16,
-    "bfloat16": torch.bfloat16,
-    "float32": torch.float32,
-    "float64": torch.float64,
-    "int32": torch.int32,
-    "int64": torch.int64,
-}
-LAYOUTS = (
-    "contiguous",
-    "unaligned",
-    "broadcast",
-    "per_row",
-    "transposed",
-    "mixed_order",
-    "channels_last_bias",
-)
-
-
-@dataclass
-class BandwidthRow:
-    device: str
-    dtype: str
-    n: int
-    layout: str
-    out: bool
-    vecadd_gbps: float
-    torch_gbps: float
-
-    @property
-    def ratio(self) -> float:
-        return self.vecadd_gbps / self.torch_gbps
-
-
-@dataclass
-class CallCostRow:
-    case: str
-    vecadd_us: float
-    torch_us: float
-    # Median over rounds of vecadd's time over torch.add's in the same round: a burst of
-    # host noise that slows one round of one side does not move it.
-    ratio: float
+DTYPE_NAMES = {dtype_name(dtype): dtype for dtype in SUPPORTED_DTYPES}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,138 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", metavar="FILE.png", help="draw bandwidth against n")
 
 
-# ---------------------------------------------------------------- timing
-
-
-def _timer(device: torch.device) -> Callable[[Callable[[], object], int], float]:
-    """Seconds per call of fn, run `calls` times back to back (GPU work included)."""
-    if device.type == "cuda":
-
-        def time_cuda(fn: Callable[[], object], calls: int) -> float:
-            start = torch.cuda.Event(enable_timing=True)
-            stop = torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(calls):
-                fn()
-            stop.record()
-            stop.synchronize()
-            return start.elapsed_time(stop) / 1e3 / calls
-
-        return time_cuda
-
-    def time_cpu(fn: Callable[[], object], calls: int) -> float:
-        begin = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        return (time.perf_counter() - begin) / calls
-
-    return time_cpu
-
-
-def _as_graph(fn: Callable[[], object], device: torch.device, calls: int) -> Callable[[], object]:
-    """`calls` CUDA launches of fn captured in one graph: times the kernels, not the host."""
-    stream = torch.cuda.Stream(device)
-    stream.wait_stream(torch.cuda.current_stream(device))
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn()  # warm-up outside capture: allocator pools, lazy module loading
-    torch.cuda.current_stream(device).wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(calls):
-            fn()
-    return graph.replay
-
-
-def interleaved_samples(
-    candidates: Sequence[Callable[[], object]],
-    measure: Callable[[Callable[[], object]], float],
-    rounds: int,
-) -> list[list[float]]:
-    """`measure` of each candidate in each of `rounds` rounds, each round starting at the
-    next candidate so that no one always runs first (after a warm-up of each)."""
-    for candidate in candidates:
-        measure(candidate)
-    samples: list[list[float]] = [[] for _ in candidates]
-    for round_index in range(rounds):
-        for offset in range(len(candidates)):
-            which = (round_index + offset) % len(candidates)
-            samples[which].append(measure(candidates[which]))
-    return samples
-
-
-def interleaved_medians(
-    candidates: Sequence[Callable[[], object]],
-    measure: Callable[[Callable[[], object]], float],
-    rounds: int,
-) -> list[float]:
-    """Median per candidate of :func:`interleaved_samples`."""
-    return [statistics.median(s) for s in interleaved_samples(candidates, measure, rounds)]
-
-
-def seconds_per_call(
-    fns: Sequence[Callable[[], object]], device: torch.device, calls: int, rounds: int
-) -> list[float]:
-    """Median seconds per call of each fn, timed in batches of `calls` back-to-back calls
-    (one CUDA-graph replay on a GPU), the fns interleaved round by round."""
-    timer = _timer(device)
-    if device.type != "cuda":
-        return interleaved_medians(fns, lambda fn: timer(fn, calls), rounds)
-    graphs = [_as_graph(fn, device, calls) for fn in fns]
-    return [s / calls for s in interleaved_medians(graphs, lambda fn: timer(fn, 1), rounds)]
-
-
 # ---------------------------------------------------------------- bandwidth
-
-
-def _operands(n: int, dtype: torch.dtype, device: torch.device, layout: str):
-    def make(count: int) -> torch.Tensor:
-        if dtype.is_floating_point:
-            return torch.randn(count, device=device).to(dtype)
-        return torch.randint(-1000, 1000, (count,), device=device, dtype=dtype)
-
-    if layout == "contiguous":
-        return make(n), make(n), torch.empty(n, device=device, dtype=dtype)
-    if layout == "unaligned":
-        return make(n + 1)[1:], make(n + 1)[1:], torch.empty(n + 1, device=device, dtype=dtype)[1:]
-    if layout == "channels_last_bias":
-        channels = min(n, 64)
-        pixels = n // channels
-        x = make(pixels * channels).view(1, 1, pixels, channels).permute(0, 3, 1, 2)
-        return x, make(channels).view(channels, 1, 1), torch.empty_like(x)
-    # The rest are (rows, columns) matrices.
-    columns = min(n, 1024)
-    rows = n // columns
-
-    def row_major() -> torch.Tensor:
-        return make(rows * columns).view(rows, columns)
-
-    def column_major() -> torch.Tensor:
-        return make(rows * columns).view(columns, rows).t()
-
-    def row_major_out() -> torch.Tensor:
-        return torch.empty(rows, columns, device=device, dtype=dtype)
-
-    if layout == "broadcast":
-        return row_major(), make(columns), row_major_out()
-    if layout == "per_row":  # one y value per row: y's inner dimension repeats
-        return row_major(), make(rows).view(rows, 1), row_major_out()
-    if layout == "transposed":
-        x = column_major()
-        return x, column_major(), torch.empty_like(x)
-    if layout == "mixed_order":  # x row-major, y column-major: one of them is read across
-        return row_major(), column_major(), row_major_out()
-    raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
-
-
-def _bytes_moved(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> int:
-    return (x.numel() + y.numel() + z.numel()) * z.element_size()
 
 
 def measure_bandwidth(
     device: torch.device, dtype: torch.dtype, n: int, layout: str, with_out: bool, rounds: int
 ) -> BandwidthRow:
-    x, y, z = _operands(n, dtype, device, layout)
+    x, y, z = operands(n, dtype, device, layout)
     if with_out:
 
         def ours() -> object:
@@ -243,14 +88,14 @@ def measure_bandwidth(
             return torch.add(x, y)
 
     # Enough back-to-back calls that each timed batch lasts about a millisecond or more.
-    calls = max(10, min(200, int(2e9 // max(_bytes_moved(x, y, z), 1))))
+    calls = max(10, min(200, int(2e9 // max(bytes_moved(x, y, z), 1))))
     if device.type != "cuda":
         calls = max(3, min(calls, 50))
     ours_s, theirs_s = seconds_per_call([ours, theirs], device, calls, rounds)
-    moved = _bytes_moved(x, y, z)
+    moved = bytes_moved(x, y, z)
     return BandwidthRow(
         str(device),
-        str(dtype).removeprefix("torch."),
+        dtype_name(dtype),
         n,
         layout,
         with_out,
@@ -323,7 +168,7 @@ def measure_call_cost(
     return rows
 
 
-# ---------------------------------------------------------------- driver and output
+# ---------------------------------------------------------------- driver
 
 
 def _progress(items: list, label: str) -> Iterator:
@@ -357,58 +202,6 @@ def run_bandwidth(
     for dtype, n, layout, with_out in _progress(cases, "bench"):
         rows.append(measure_bandwidth(device, DTYPE_NAMES[dtype], n, layout, with_out, rounds))
     return rows
-
-
-def format_bandwidth(rows: list[BandwidthRow]) -> str:
-    lines = [
-        f"{'n':>11} {'dtype':>9} {'layout':>10} {'out':>4} {'vecadd GB/s':>12} "
-        f"{'torch GB/s':>11} {'ratio':>6}"
-    ]
-    for row in rows:
-        lines.append(
-            f"{row.n:>11} {row.dtype:>9} {row.layout:>10} {'yes' if row.out else 'no':>4} "
-            f"{row.vecadd_gbps:>12.1f} {row.torch_gbps:>11.1f} {row.ratio:>6.3f}"
-        )
-    return "\n".join(lines)
-
-
-def format_call_cost(rows: list[CallCostRow]) -> str:
-    lines = [f"{'call (16 elements)':<34} {'vecadd us':>10} {'torch.add us':>13} {'ratio':>6}"]
-    for row in rows:
-        lines.append(
-            f"{row.case:<34} {row.vecadd_us:>10.2f} {row.torch_us:>13.2f} {row.ratio:>6.3f}"
-        )
-    return "\n".join(lines)
-
-
-def plot_bandwidth(rows: list[BandwidthRow], path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    series: dict[tuple[str, str, bool], list[BandwidthRow]] = {}
-    for row in rows:
-        series.setdefault((row.dtype, row.layout, row.out), []).append(row)
-    figure, axis = plt.subplots(figsize=(9, 5.5))
-    for index, ((dtype, layout, out), points) in enumerate(sorted(series.items())):
-        color = f"C{index % 10}"
-        label = f"{dtype} {layout}{' out=' if out else ''}"
-        sizes = [p.n for p in points]
-        axis.plot(sizes, [p.vecadd_gbps for p in points], "-", color=color, label=f"vecadd {label}")
-        axis.plot(
-            sizes, [p.torch_gbps for p in points], ":", color=color, label=f"torch.add {label}"
-        )
-    axis.set_xscale("log", base=2)
-    axis.set_xlabel("n (elements)")
-    axis.set_ylabel("GB/s (3 n itemsize bytes per call)")
-    device = torch.device(rows[0].device)
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
-    axis.set_title(f"vecadd.add (solid) vs torch.add (dotted), {name}")
-    axis.grid(True, which="both", alpha=0.3)
-    axis.legend(fontsize=6, ncol=2)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
 
 
 def run_from_arguments(args: argparse.Namespace) -> int:
