@@ -8,8 +8,11 @@ import pytest
 import torch
 
 import vecadd
-from conftest import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, make_tensor
-from vecadd._check import assert_matches_torch_add
+from helpers import assert_matches_torch_add, make_tensor
+
+ALL_DTYPES = vecadd.SUPPORTED_DTYPES
+FLOAT_DTYPES = tuple(dtype for dtype in ALL_DTYPES if dtype.is_floating_point)
+INT_DTYPES = tuple(dtype for dtype in ALL_DTYPES if not dtype.is_floating_point)
 
 
 def assert_same_as_torch(x, y, alpha=1, **kwargs):

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import vecadd
-from conftest import make_tensor
+from helpers import make_tensor
 
 
 @pytest.mark.parametrize(

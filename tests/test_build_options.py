@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from build_helpers import ROOT, cmake_configure
+from helpers import ROOT, cmake_configure
 
 pytestmark = pytest.mark.build
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from importlib.metadata import requires, version
 from pathlib import Path
 
 import pytest
 import torch
 
 import vecadd
+from helpers import torch_series
 from vecadd import _loader
-from vecadd._bench import LAYOUTS
 
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
@@ -25,7 +26,7 @@ def test_build_info_describes_this_build():
     info = vecadd.build_info()
     assert set(info) == {"version", "torch_version", "cuda_version", "cuda_archs", "with_cuda"}
     assert info["version"] == vecadd.__version__
-    assert _loader.torch_series(info["torch_version"]) == _loader.torch_series(torch.__version__)
+    assert torch_series(info["torch_version"]) == torch_series(torch.__version__)
     if info["with_cuda"]:
         assert info["cuda_version"] is not None
         assert info["cuda_archs"], "a CUDA build must embed at least one architecture"
@@ -35,9 +36,10 @@ def test_build_info_describes_this_build():
         assert info["cuda_archs"] == []
 
 
-def test_version_comes_from_pyproject():
-    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
-    assert f'version = "{vecadd.__version__}"' in pyproject
+def test_version_is_the_installed_distribution_version():
+    # Release wheels add a local label (0.1.0+cu128) to the metadata, never to __version__.
+    assert vecadd.__version__ == version("vecadd").partition("+")[0]
+    assert vecadd.__version__ == vecadd.build_info()["version"]
 
 
 def test_headers_and_cmake_package_are_installed():
@@ -114,54 +116,9 @@ def test_cli_usage_errors_have_no_traceback(arguments):
     assert "Traceback" not in ran.stderr
 
 
-def test_cli_bench_on_cpu(tmp_path):
-    json_path = tmp_path / "bench.json"
-    ran = run_cli(
-        "bench",
-        "--device",
-        "cpu",
-        "--dtypes",
-        "float32,int64",
-        "--min-log2",
-        "10",
-        "--max-log2",
-        "12",
-        "--step",
-        "2",
-        "--rounds",
-        "2",
-        "--layouts",
-        ",".join(LAYOUTS),
-        "--json",
-        str(json_path),
-    )
-    assert ran.returncode == 0, ran.stderr
-    record = json.loads(json_path.read_text())
-    assert len(record["bandwidth"]) == 2 * 2 * len(LAYOUTS) * 2
-    assert {row["layout"] for row in record["bandwidth"]} == {
-        "contiguous",
-        "unaligned",
-        "broadcast",
-        "per_row",
-        "transposed",
-        "mixed_order",
-        "channels_last_bias",
-    }
-    assert all(row["vecadd_gbps"] > 0 and row["torch_gbps"] > 0 for row in record["bandwidth"])
-    assert "ratio" in ran.stdout
-
-
-def test_cli_bench_rejects_unknown_dtype():
-    ran = run_cli("bench", "--dtypes", "complex64")
-    assert ran.returncode == 2
-    assert "unknown dtype(s) ['complex64']" in ran.stderr
-
-
 def test_installed_metadata_pins_the_torch_series_built_against():
-    from importlib.metadata import requires
-
     pins = [r for r in requires("vecadd") or [] if r.startswith("torch")]
-    assert pins == [f"torch=={_loader.torch_series(vecadd.build_info()['torch_version'])}.*"]
+    assert pins == [f"torch=={torch_series(vecadd.build_info()['torch_version'])}.*"]
 
 
 NO_GPU_SCRIPT = """
@@ -184,20 +141,3 @@ def test_cuda_build_on_a_machine_without_gpu():
     assert ran.returncode == 0, ran.stderr
     assert "cpu [2.0, 2.0]" in ran.stdout
     assert "cuda error: RuntimeError" in ran.stdout or "cuda error: AssertionError" in ran.stdout
-
-
-def test_interleaved_rounds_rotate_which_candidate_runs_first():
-    from vecadd._bench import interleaved_medians, interleaved_samples
-
-    order = []
-
-    def measure(name):
-        order.append(name)
-        return len(order)
-
-    samples = interleaved_samples(["a", "b", "c"], measure, rounds=3)
-    # A warm-up of each, then rounds starting at a, b and c in turn.
-    assert order == list("abcabcbcacab")
-    assert samples == [[4, 9, 11], [5, 7, 12], [6, 8, 10]]
-    order.clear()
-    assert interleaved_medians(["a", "b", "c"], measure, rounds=3) == [9, 7, 8]

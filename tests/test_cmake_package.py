@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import vecadd
-from build_helpers import cmake_build, cmake_configure
+from helpers import cmake_build, cmake_configure
 
 pytestmark = pytest.mark.build
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from build_helpers import pip_install_into
+from helpers import pip_install_into
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "downstream"
 pytestmark = pytest.mark.build

@@ -7,8 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vecadd
-from conftest import ALL_DTYPES, make_tensor
-from vecadd._check import assert_matches_torch_add
+from helpers import assert_matches_torch_add, make_tensor
 
 # `device` is conftest's cpu / cuda fixture, the same for every example of a test.
 SETTINGS = settings(
@@ -21,7 +20,7 @@ def operands(draw):
     """Two broadcastable tensors, each possibly a permuted, sliced or stepped view."""
     ndim = draw(st.integers(0, 4))
     shape = draw(st.lists(st.integers(0, 6), min_size=ndim, max_size=ndim))
-    dtype = draw(st.sampled_from(ALL_DTYPES))
+    dtype = draw(st.sampled_from(vecadd.SUPPORTED_DTYPES))
 
     def operand(seed: int):
         # Broadcast: drop leading dimensions and set some sizes to 1.

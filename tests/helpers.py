@@ -1,0 +1,139 @@
+"""What several test modules share: operands, the comparison with torch.add, and the steps
+of the tests that configure, build or pip-install with CMake (pytest fixtures and hooks
+stay in conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ---------------------------------------------------------------- operands and results
+
+
+def make_tensor(shape, dtype, device, *, seed=0, low=None, high=None) -> torch.Tensor:
+    """Random values that are never all zero; integers span negative and positive."""
+    generator = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point:
+        values = torch.randn(shape, generator=generator, dtype=torch.float64) * 4
+    else:
+        values = torch.randint(
+            low if low is not None else -(2**15),
+            high if high is not None else 2**15,
+            shape,
+            generator=generator,
+            dtype=torch.int64,
+        )
+    return values.to(device=device, dtype=dtype)
+
+
+def assert_matches_torch_add(
+    result: torch.Tensor, x: torch.Tensor, y: torch.Tensor, alpha: float | int = 1
+) -> None:
+    """`result` is torch.add(x, y, alpha=alpha): the same shape, strides, dtype and device;
+    the same values for alpha = 1 and integers, else within one rounding of the exact value."""
+    expected = torch.add(x, y, alpha=alpha)
+    assert result.shape == expected.shape
+    assert result.stride() == expected.stride(), (
+        f"strides {result.stride()}; torch.add lays it out as {expected.stride()}"
+    )
+    assert result.dtype == expected.dtype
+    assert result.device == expected.device
+    if alpha == 1 or not result.dtype.is_floating_point:
+        torch.testing.assert_close(result, expected, rtol=0, atol=0, equal_nan=True)
+        return
+    # torch may round alpha * y first or fuse the multiply-add, so neither bit pattern is
+    # the reference: the exact value in float64 is.
+    exact = x.double() + alpha * y.double()
+    finfo = torch.finfo(result.dtype)
+    allowed = finfo.eps * (x.double().abs() + abs(alpha) * y.double().abs()) + finfo.tiny
+    error = (result.double() - exact).abs()
+    finite = exact.isfinite()
+    beyond = (error - allowed)[finite]
+    assert not (beyond > 0).any(), f"error exceeds one rounding by up to {beyond.max().item()}"
+    torch.testing.assert_close(result.double()[~finite], exact[~finite], equal_nan=True)
+
+
+def torch_series(version: str) -> str:
+    """'2.14.1+cu130' -> '2.14', the part of a torch version an extension is pinned to."""
+    match = re.match(r"\d+\.\d+", version)
+    assert match is not None, f"not a torch version: {version!r}"
+    return match.group(0)
+
+
+# ---------------------------------------------------------------- CMake and pip
+
+
+def cmake_executable() -> str:
+    """The cmake next to this Python (pip's, >= 3.26) before any other on PATH."""
+    return shutil.which("cmake", path=str(Path(sys.executable).parent)) or "cmake"
+
+
+def environment_without_arch_list(**extra: str) -> dict[str, str]:
+    """This process's environment, minus an inherited TORCH_CUDA_ARCH_LIST."""
+    environment = {k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"}
+    environment.update(extra)
+    return environment
+
+
+def cmake_configure(
+    source: Path, build: Path, *defines: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """`cmake -S source -B build -G Ninja -D...` with its output captured."""
+    return subprocess.run(
+        [cmake_executable(), "-S", str(source), "-B", str(build), "-G", "Ninja", *defines],
+        capture_output=True,
+        text=True,
+        env=env if env is not None else environment_without_arch_list(),
+    )
+
+
+def cmake_build(build: Path, *arguments: str, env: dict[str, str] | None = None) -> None:
+    built = subprocess.run(
+        [cmake_executable(), "--build", str(build), *arguments],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+
+
+def pip_install_into(
+    site: Path,
+    project: Path,
+    build_dir: Path,
+    *config_settings: str,
+    env: dict[str, str] | None = None,
+) -> None:
+    """Build `project` against this environment's torch and install it into `site`."""
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-build-isolation",
+        "--no-deps",
+        "-q",
+        "--target",
+        str(site),
+        str(project),
+        "-C",
+        f"build-dir={build_dir}",
+    ]
+    for setting in config_settings:
+        command += ["-C", setting]
+    installed = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=env if env is not None else environment_without_arch_list(),
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr

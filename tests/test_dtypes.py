@@ -1,0 +1,75 @@
+"""vecadd.SUPPORTED_DTYPES is the list the compiled checks enforce, for every dtype torch has."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+import vecadd
+
+TORCH_DTYPES = sorted({v for v in vars(torch).values() if isinstance(v, torch.dtype)}, key=str)
+
+# The wording of the compiled checks, which error messages have promised since 0.1.
+SUPPORTED_LISTING = (
+    "torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32 or torch.int64"
+)
+
+
+def test_the_error_message_lists_exactly_the_supported_dtypes_in_order():
+    assert isinstance(vecadd.SUPPORTED_DTYPES, tuple)
+    assert "SUPPORTED_DTYPES" in vecadd.__all__
+    names = [str(dtype) for dtype in vecadd.SUPPORTED_DTYPES]
+    assert f"{', '.join(names[:-1])} or {names[-1]}" == SUPPORTED_LISTING
+
+
+def test_torch_has_every_supported_dtype():
+    assert set(vecadd.SUPPORTED_DTYPES) <= set(TORCH_DTYPES)
+    assert len(TORCH_DTYPES) > len(vecadd.SUPPORTED_DTYPES)
+
+
+def _tensor(dtype: torch.dtype, device: str) -> torch.Tensor:
+    """Five ones of a supported dtype; five uninitialized elements of any other."""
+    with warnings.catch_warnings():
+        # Experimental and deprecated dtypes (complex32, quantized ones) warn on allocation.
+        warnings.simplefilter("ignore")
+        if dtype in vecadd.SUPPORTED_DTYPES:
+            return torch.ones(5, dtype=dtype, device=device)
+        return torch.empty(5, dtype=dtype, device=device)
+
+
+QUANTIZED = {dtype for dtype in TORCH_DTYPES if _tensor(dtype, "cpu").is_quantized}
+
+# Meta runs the checks of the kernel torch.compile traces with; quantized tensors cannot be
+# made on it.
+CASES = [
+    pytest.param(dtype, device, id=f"{device}-{str(dtype).removeprefix('torch.')}")
+    for device in ("cpu", "meta")
+    for dtype in TORCH_DTYPES
+    if device == "cpu" or dtype not in QUANTIZED
+]
+
+
+@pytest.mark.parametrize(("dtype", "device"), CASES)
+@pytest.mark.parametrize("argument", ["x", "y"])
+def test_add_accepts_a_dtype_if_and_only_if_it_is_supported(dtype, device, argument):
+    tensor = _tensor(dtype, device)
+    other = tensor.clone() if dtype in vecadd.SUPPORTED_DTYPES else torch.ones(5, device=device)
+    x, y = (tensor, other) if argument == "x" else (other, tensor)
+    if dtype in vecadd.SUPPORTED_DTYPES:
+        result = vecadd.add(x, y, alpha=2)
+        assert (result.dtype, result.device, result.shape) == (dtype, x.device, x.shape)
+        if device == "cpu":
+            assert torch.equal(result, torch.full((5,), 3, dtype=dtype))
+        return
+    if dtype in QUANTIZED:
+        # A quantized tensor dispatches to the QuantizedCPU backend, which has no vecadd kernel.
+        with pytest.raises(NotImplementedError, match=r"'vecadd::add' .* 'QuantizedCPU' backend"):
+            vecadd.add(x, y)
+        return
+    with pytest.raises(TypeError) as raised:
+        vecadd.add(x, y)
+    message = str(raised.value)
+    assert f"argument '{argument}' has dtype torch." in message
+    assert message.endswith(f", which vecadd does not support; expected {SUPPORTED_LISTING}")
