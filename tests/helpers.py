@@ -50,8 +50,7 @@ def assert_matches_torch_add(
     if alpha == 1 or not result.dtype.is_floating_point:
         torch.testing.assert_close(result, expected, rtol=0, atol=0, equal_nan=True)
         return
-    # torch may round alpha * y first or fuse the multiply-add, so neither bit pattern is
-    # the reference: the exact value in float64 is.
+    # torch may round alpha * y first or fuse the multiply-add: compare with the exact value.
     exact = x.double() + alpha * y.double()
     finfo = torch.finfo(result.dtype)
     allowed = finfo.eps * (x.double().abs() + abs(alpha) * y.double().abs()) + finfo.tiny

@@ -11,7 +11,7 @@ import vecadd
 
 TORCH_DTYPES = sorted({v for v in vars(torch).values() if isinstance(v, torch.dtype)}, key=str)
 
-# The wording of the compiled checks, which error messages have promised since 0.1.
+# How the compiled checks name the supported dtypes, a public error message.
 SUPPORTED_LISTING = (
     "torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32 or torch.int64"
 )
@@ -41,8 +41,7 @@ def _tensor(dtype: torch.dtype, device: str) -> torch.Tensor:
 
 QUANTIZED = {dtype for dtype in TORCH_DTYPES if _tensor(dtype, "cpu").is_quantized}
 
-# Meta runs the checks of the kernel torch.compile traces with; quantized tensors cannot be
-# made on it.
+# Meta holds the checks torch.compile traces; quantized tensors cannot be made on it.
 CASES = [
     pytest.param(dtype, device, id=f"{device}-{str(dtype).removeprefix('torch.')}")
     for device in ("cpu", "meta")
