@@ -5,7 +5,10 @@ for each SASS (cubin) image and ``compute_XX`` for each PTX image, with an ``a``
 suffix for arch- or family-specific code, the way ``cuobjdump --list-elf/--list-ptx``
 names them. Needs nothing but Python, so builds can run it where cuobjdump is absent.
 
-Usage: python fatbin_archs.py LIBRARY [--output FILE]
+Usage:
+    python packaging/fatbin_archs.py LIBRARY [--output FILE]   read the fatbinary
+    python packaging/fatbin_archs.py LIBRARY --cuobjdump        the same list, from cuobjdump
+    python packaging/fatbin_archs.py --expand "80-real;90"      the images a CMake list gives
 """
 
 from __future__ import annotations
@@ -126,10 +129,29 @@ def cuobjdump_architectures(tool: str, library: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("library", type=Path)
+    parser.add_argument("library", type=Path, nargs="?")
     parser.add_argument("--output", type=Path, help="write the list here instead of stdout")
+    parser.add_argument(
+        "--cuobjdump", action="store_true", help="list with cuobjdump (exit 3 if not found)"
+    )
+    parser.add_argument("--expand", metavar="LIST", help="a CMAKE_CUDA_ARCHITECTURES list")
     args = parser.parse_args(argv)
-    text = "".join(f"{name}\n" for name in library_architectures(args.library))
+    if (args.library is None) == (args.expand is None):
+        parser.error("give either LIBRARY or --expand LIST")
+    if args.expand is not None:
+        try:
+            names = expected_architectures(args.expand)
+        except ValueError as error:
+            parser.error(f"--expand {args.expand!r}: {error}")
+    elif args.cuobjdump:
+        tool = find_cuobjdump()
+        if tool is None:
+            print("cuobjdump not found (pip install nvidia-cuda-cuobjdump)", file=sys.stderr)
+            return 3
+        names = cuobjdump_architectures(tool, args.library)
+    else:
+        names = library_architectures(args.library)
+    text = "".join(f"{name}\n" for name in names)
     if args.output is None:
         sys.stdout.write(text)
     else:

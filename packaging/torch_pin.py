@@ -3,21 +3,40 @@
 A compiled extension only loads under the torch minor series it was compiled with, so the
 wheel's Requires-Dist must say ``torch==X.Y.*`` for the torch that is importable at build
 time (builds run without isolation, against the user's torch).
+
+Usage: python packaging/torch_pin.py [TORCH_VERSION]   (prints the requirement; default:
+the importable torch's version)
 """
 
 from __future__ import annotations
 
-import re
+import argparse
+import importlib.util
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+SERIES_MODULE = Path(__file__).resolve().parents[1] / "python" / "vecadd" / "_torch_series.py"
+# What an sdist (or metadata without torch) states: the range the sources support.
+SOURCE_REQUIREMENT = "torch>=2.4"
+
+
+def _torch_series():
+    # By file path: the rule lives in the runtime package, which cannot be imported here
+    # (importing vecadd needs the compiled module this build is making).
+    spec = importlib.util.spec_from_file_location("vecadd_torch_series", SERIES_MODULE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.torch_series
+
+
+torch_series = _torch_series()
 
 
 def torch_requirement(torch_version: str) -> str:
     """``2.14.1+cu130`` -> ``torch==2.14.*``."""
-    match = re.match(r"(\d+)\.(\d+)", torch_version)
-    if match is None:
-        raise ValueError(f"cannot read a torch version from {torch_version!r}")
-    return f"torch=={match.group(1)}.{match.group(2)}.*"
+    return f"torch=={torch_series(torch_version)}.*"
 
 
 def dynamic_metadata(field: str, settings: Mapping[str, Any] | None = None) -> list[str]:
@@ -26,6 +45,24 @@ def dynamic_metadata(field: str, settings: Mapping[str, Any] | None = None) -> l
     try:
         import torch
     except ImportError:
-        # An sdist (or metadata without torch) states the range the sources support.
-        return ["torch>=2.4"]
+        return [SOURCE_REQUIREMENT]
     return [torch_requirement(torch.__version__)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Print the torch requirement of a wheel.")
+    parser.add_argument("torch_version", nargs="?", help="default: the importable torch")
+    args = parser.parse_args(argv)
+    if args.torch_version is None:
+        print(dynamic_metadata("dependencies")[0])
+        return 0
+    try:
+        print(torch_requirement(args.torch_version))
+    except ValueError as error:
+        print(f"torch_pin.py: TORCH_VERSION: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -17,17 +17,45 @@ from build_helpers import (
     ROOT,
     cmake_build,
     cmake_configure,
+    cmake_executable,
     environment_without_arch_list,
     pip_install_into,
 )
 
-sys.path.insert(0, str(ROOT / "tools"))
-from fatbin_archs import (
-    cuobjdump_architectures,
-    expected_architectures,
-    find_cuobjdump,
-    library_architectures,
-)
+FATBIN_ARCHS = ROOT / "packaging" / "fatbin_archs.py"
+ARCHITECTURE_RULES = ROOT / "packaging" / "cuda_architectures.cmake"
+CUOBJDUMP_NOT_FOUND = 3  # fatbin_archs.py --cuobjdump's exit status without cuobjdump
+
+
+def fatbin_archs(*arguments: str | Path) -> subprocess.CompletedProcess:
+    """packaging/fatbin_archs.py, the build's fatbin reader, run as the build runs it."""
+    return subprocess.run(
+        [sys.executable, str(FATBIN_ARCHS), *map(str, arguments)], capture_output=True, text=True
+    )
+
+
+def listed(ran: subprocess.CompletedProcess) -> list[str]:
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout.split()
+
+
+def expected_architectures(cmake_list: str) -> list[str]:
+    """The images a CMAKE_CUDA_ARCHITECTURES list gives, named as cuobjdump names them."""
+    return listed(fatbin_archs("--expand", cmake_list))
+
+
+def table_row(version: str) -> tuple[list[int], list[str]]:
+    """(supported architectures, default list) of cmake/VecaddCudaArchitectures.cmake for a
+    toolkit, as CMake itself reads the table."""
+    ran = subprocess.run(
+        [cmake_executable(), f"-DCUDA_VERSION={version}", "-P", str(ARCHITECTURE_RULES)],
+        capture_output=True,
+        text=True,
+    )
+    assert ran.returncode == 0, ran.stderr
+    answers = dict(line.split("=", 1) for line in ran.stdout.splitlines())
+    return [int(a) for a in answers["supported"].split(";")], answers["default"].split(";")
+
 
 pytestmark = pytest.mark.build
 
@@ -65,11 +93,10 @@ def configure_and_build(
 
 
 def assert_embedded(library: Path, expected: list[str]) -> None:
-    assert library_architectures(library) == expected
-    tool = find_cuobjdump()
-    if tool is not None:
-        listed = cuobjdump_architectures(tool, library)
-        assert listed == expected, "cuobjdump disagrees with tools/fatbin_archs.py"
+    assert listed(fatbin_archs(library)) == expected
+    cross_check = fatbin_archs(library, "--cuobjdump")
+    if cross_check.returncode != CUOBJDUMP_NOT_FOUND:
+        assert listed(cross_check) == expected, "cuobjdump disagrees with packaging/fatbin_archs.py"
 
 
 @needs_nvcc
@@ -95,23 +122,6 @@ def test_requested_list_is_embedded(tmp_path, defines, env, expected):
 def toolkit_version(nvcc: str) -> str:
     banner = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
     return re.search(r"release (\d+\.\d+)", banner).group(1)
-
-
-def architecture_table() -> list[tuple[str, list[int], list[str]]]:
-    text = (ROOT / "cmake" / "VecaddCudaArchitectures.cmake").read_text()
-    rows = re.findall(r'"(\d+\.\d+)\|([\d,]+)\|([^"]+)"', text)
-    return [
-        (version, [int(a) for a in supported.split(",")], default.split(","))
-        for version, supported, default in rows
-    ]
-
-
-def table_row(version: str) -> tuple[list[int], list[str]]:
-    def key(v: str) -> tuple[int, ...]:
-        return tuple(int(part) for part in v.split("."))
-
-    rows = [row for row in architecture_table() if key(row[0]) <= key(version)]
-    return rows[-1][1], rows[-1][2]
 
 
 @needs_nvcc
@@ -167,7 +177,7 @@ def test_fatbin_reader_on_a_library_without_cuda(tmp_path):
     source.write_text("int plain() { return 1; }\n")
     library = tmp_path / "libplain.so"
     subprocess.run(["c++", "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
-    assert library_architectures(library) == []
+    assert listed(fatbin_archs(library)) == []
 
 
 def torch_has_cuda() -> bool:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 from types import ModuleType
 
 import torch
 
 from . import _build_config
+from ._torch_series import torch_series
 
 # Experts who know their torch is ABI-compatible can skip the series check.
 SKIP_CHECK_VARIABLE = "VECADD_SKIP_TORCH_CHECK"
@@ -20,12 +20,6 @@ REBUILD_HINT = (
     "    pip install --no-build-isolation --force-reinstall --no-deps .\n"
     f"(set {SKIP_CHECK_VARIABLE}=1 to skip this check and try loading anyway)"
 )
-
-
-def torch_series(version: str) -> str:
-    """'2.14.1+cu130' -> '2.14': the part of a torch version its C++ ABI follows."""
-    match = re.match(r"(\d+)\.(\d+)", version)
-    return f"{match.group(1)}.{match.group(2)}" if match else version
 
 
 def incompatibility(
