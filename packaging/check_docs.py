@@ -15,6 +15,7 @@ Prints one line per problem and exits 1 if there is any. Needs Python 3.11+ and 
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -134,9 +135,18 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 QUOTED_PATH = re.compile(r"`([\w.-]+/[^`\s]*)`")
 
 
+def tracked_folders() -> set[str]:
+    """The repository's top-level folders that git tracks (build outputs are not docs' paths);
+    every folder when this is not a git checkout."""
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        return {p.name for p in ROOT.iterdir() if p.is_dir()}
+    return {line.split("/")[0] for line in listed.stdout.splitlines() if "/" in line}
+
+
 def link_problems() -> list[str]:
     problems = []
-    top_level = {p.name for p in ROOT.iterdir() if p.is_dir()}
+    top_level = tracked_folders()
     for doc in [README, *sorted((ROOT / "docs").glob("*.md"))]:
         text = doc.read_text()
         targets = [t for t in LINK.findall(text) if not re.match(r"[a-z]+:|#", t)]
