@@ -1,155 +1,297 @@
-// Launch shapes of vecadd's contiguous kernel next to the library's own choice, built as a
-// small shared library so that tools/kernel_variants.py can time each of them next to
-// torch.add on the same buffers (no torch in here):
-//   nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -I src/include -I src/kernels \
-//        -I <build>/generated/include tools/kernel_variants.cu src/kernels/add_cuda.cu \
+// Candidate contiguous kernels next to vecadd's own, built as a small shared library so that
+// lab/kernel_variants.py can time each of them next to torch.add on the same buffers. The
+// library is reached through its public header and libvecadd.so only; every other variant
+// is written here (no torch in here):
+//   nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC $(python3 -m vecadd --includes) \
+//        lab/kernel_variants.cu -L<vecadd>/lib -lvecadd -Xlinker -rpath,<vecadd>/lib \
 //        -o kernel_variants.so
+// where <vecadd> is the installed package's directory (lab/gpu_session.sh variants does this).
+#include <cuda_runtime.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <type_traits>
 
-#include "contiguous_kernel.cuh"
-#include "vecadd/vecadd.h"
+#include <vecadd/vecadd.h>
+
+#if !VECADD_WITH_CUDA
+#error "kernel_variants needs a vecadd built with CUDA (VECADD_WITH_CUDA == 1)"
+#endif
+#if CUDART_VERSION < 12030
+#error "kernel_variants needs CUDA 12.3 or newer, which records overlapping launches in graphs"
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "kernel_variants needs sm_90 or newer: overlapping launches are safe only with their wait"
+#endif
 
 namespace {
 
-using vecadd::detail::add_contiguous_kernel;
-using vecadd::detail::launch_contiguous;
-using vecadd::detail::Overlap;
-using vecadd::detail::StoreCaching;
+// ---- Element arithmetic: x + alpha * y in the compute type the library documents ----
 
-// A 16-byte load through inline PTX; kInstruction names the cache hints.
-#define VECADD_HINTED_LOAD(Name, kInstruction)                                         \
-  struct Name {                                                                        \
-    template <class PackT>                                                             \
-    __device__ __forceinline__ static PackT load(const PackT* source) {                \
-      static_assert(sizeof(PackT) == sizeof(int4), "hinted loads move 16-byte packs"); \
-      int4 bits;                                                                       \
-      asm(kInstruction " {%0, %1, %2, %3}, [%4];"                                      \
-          : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w)                     \
-          : "l"(source));                                                              \
-      PackT value;                                                                     \
-      __builtin_memcpy(&value, &bits, sizeof bits);                                    \
-      return value;                                                                    \
-    }                                                                                  \
-  };
-VECADD_HINTED_LOAD(NonCoherentLoad, "ld.global.nc.v4.s32")
-VECADD_HINTED_LOAD(NoL1AllocateLoad, "ld.global.nc.L1::no_allocate.v4.s32")
-VECADD_HINTED_LOAD(L2Fetch128Load, "ld.global.L2::128B.v4.s32")
-#undef VECADD_HINTED_LOAD
-
-// Plain loads again, as distinct kernel instantiations whose shared-memory carve-out is set
-// on their own: the first is the control, the second prefers the largest L1 (carve-out 0),
-// the third the largest shared memory (100).
-template <int kCarveout>
-struct PlainLoadCopy : vecadd::detail::PlainLoad {};
-
-template <class T, int kCarveout>
-cudaError_t launch_with_carveout(const T* x, const T* y, T* z, std::int64_t n,
-                                 typename vecadd::detail::ElementMath<T>::compute_type alpha,
-                                 cudaStream_t stream) {
-  constexpr int W = 16 / sizeof(T);
-  using Load = PlainLoadCopy<kCarveout>;
-  if constexpr (kCarveout >= 0) {
-    static const cudaError_t set = cudaFuncSetAttribute(
-        reinterpret_cast<const void*>(
-            &add_contiguous_kernel<T, W, 1024, 1, int, StoreCaching::kStreaming, Load>),
-        cudaFuncAttributePreferredSharedMemoryCarveout, kCarveout);
-    (void)set;
-  }
-  return launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, Load>(
-      x, y, z, n, alpha, stream, Overlap::kSerial);
-}
-
-// Three launch shapes (128 threads x one 16-byte pack, 1024 threads x one pack with
-// streaming stores, 128 threads x four single elements) under four launch orders: no
-// overlap with the previous kernel ("plain"), or overlap, with the next kernel allowed to
-// launch at the start of each block, after its stores, or only when it exits.
-constexpr int kShapeCount = 3;
-constexpr int kOrderCount = 4;
-
+// 16-bit floats compute in float, integers in the unsigned type of their width (wrapping).
 template <class T>
-cudaError_t launch_shape(int shape, const T* x, const T* y, T* z, std::int64_t n,
-                         typename vecadd::detail::ElementMath<T>::compute_type alpha,
-                         cudaStream_t stream, Overlap overlap) {
-  constexpr int W = 16 / sizeof(T);
-  switch (shape) {
-    case 0:
-      return launch_contiguous<T, W, 128, 1, int>(x, y, z, n, alpha, stream, overlap);
-    case 1:
-      return launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming>(x, y, z, n, alpha,
-                                                                             stream, overlap);
-    default:
-      return launch_contiguous<T, 1, 128, 4, int>(x, y, z, n, alpha, stream, overlap);
-  }
-}
-
-template <class T>
-cudaError_t launch_ordered(int shape_and_order, const T* x, const T* y, T* z, std::int64_t n,
-                           typename vecadd::detail::ElementMath<T>::compute_type alpha,
-                           cudaStream_t stream) {
-  constexpr Overlap kOrders[kOrderCount] = {Overlap::kSerial, Overlap::kNextAtStart,
-                                            Overlap::kNextAfterStores, Overlap::kNextAtExit};
-  return launch_shape(shape_and_order / kOrderCount, x, y, z, n, alpha, stream,
-                      kOrders[shape_and_order % kOrderCount]);
-}
-
-// Variant names, in the order of the switch below: threads per block, "st.cs" for streaming
-// stores, then the load or carve-out used, all launched without overlap; then the shapes
-// and orders of launch_ordered. Variant 0 is vecadd::add_cuda itself.
-// clang-format off
-constexpr const char* kVariantNames[] = {
-    "library", "1024 st.cs", "1024 copy", "1024 maxL1", "1024 maxSmem", "1024 ld.nc",
-    "1024 ld.nc.noL1", "1024 L2::128B",
-    "128 plain", "128 start", "128 end", "128 exit",
-    "1024 plain", "1024 start", "1024 end", "1024 exit",
-    "u4 plain", "u4 start", "u4 end", "u4 exit",
+struct Compute {
+  using type = T;
 };
-// clang-format on
-constexpr int kFirstOrdered = 8;
-constexpr int kVariantCount = sizeof(kVariantNames) / sizeof(kVariantNames[0]);
-static_assert(kVariantCount == kFirstOrdered + kShapeCount * kOrderCount);
+template <>
+struct Compute<vecadd::float16> {
+  using type = float;
+};
+template <>
+struct Compute<vecadd::bfloat16> {
+  using type = float;
+};
+template <>
+struct Compute<std::int32_t> {
+  using type = std::uint32_t;
+};
+template <>
+struct Compute<std::int64_t> {
+  using type = std::uint64_t;
+};
+template <class T>
+using compute_t = typename Compute<T>::type;
 
 template <class T>
-int launch_variant(int variant, const void* x_bytes, const void* y_bytes, void* z_bytes,
-                   std::int64_t n, double alpha_value, cudaStream_t stream) {
-  constexpr int W = 16 / sizeof(T);
-  const auto* x = static_cast<const T*>(x_bytes);
-  const auto* y = static_cast<const T*>(y_bytes);
-  auto* z = static_cast<T*>(z_bytes);
-  using Compute = typename vecadd::detail::ElementMath<T>::compute_type;
-  const auto alpha = static_cast<Compute>(alpha_value);
-  if (n > (std::int64_t{1} << 30)) {
-    return -1;  // the shapes below index with int
+__device__ __forceinline__ T add_scaled(T x, T y, compute_t<T> alpha) {
+  return static_cast<T>(static_cast<compute_t<T>>(x) + alpha * static_cast<compute_t<T>>(y));
+}
+
+// ---- What a variant may change: launch shape, cache hints, carve-out, launch order ----
+
+enum class Load { kPlain, kNonCoherent, kNoL1Allocate, kL2Prefetch128 };
+enum class Store { kPlain, kStreaming };
+
+// How a launch overlaps its neighbours: not at all, or it launches before the previous
+// kernel ends (its memory accesses still wait for it) and lets the next one launch once
+// every block has started, issued its stores or exited.
+enum class Order : unsigned char { kSerial, kNextAtStart, kNextAfterStores, kNextAtExit };
+
+// kVector: 16-byte packs, else single elements; kCarveout -1 leaves the driver's default;
+// kCopy only makes a separate instantiation of the same code, to measure the noise floor.
+template <int kThreads_, bool kVector_, int kPacks_, Load kLoad_ = Load::kPlain,
+          Store kStore_ = Store::kPlain, int kCarveout_ = -1, int kCopy_ = 0>
+struct Shape {
+  static constexpr int kThreads = kThreads_;
+  static constexpr bool kVector = kVector_;
+  static constexpr int kPacks = kPacks_;
+  static constexpr Load kLoad = kLoad_;
+  static constexpr Store kStore = kStore_;
+  static constexpr int kCarveout = kCarveout_;
+};
+
+template <class T, int kWidth>
+struct alignas(sizeof(T) * kWidth) Pack {
+  T values[kWidth];
+};
+
+template <class T, int kWidth>
+__device__ __forceinline__ Pack<T, kWidth> add_packs(const Pack<T, kWidth>& x,
+                                                     const Pack<T, kWidth>& y, compute_t<T> alpha) {
+  Pack<T, kWidth> z;
+#pragma unroll
+  for (int k = 0; k < kWidth; ++k) {
+    z.values[k] = add_scaled(x.values[k], y.values[k], alpha);
   }
-  switch (variant) {
-    case 0:
-      return static_cast<int>(
-          vecadd::add_cuda<T>(x, y, z, n, vecadd::detail::ElementMath<T>::store(alpha), stream));
-    case 1:  // the same launch as "1024 plain", kept under the name the earlier data use
-      return static_cast<int>(launch_shape(1, x, y, z, n, alpha, stream, Overlap::kSerial));
-    case 2:
-      return static_cast<int>(launch_with_carveout<T, -1>(x, y, z, n, alpha, stream));
-    case 3:
-      return static_cast<int>(launch_with_carveout<T, 0>(x, y, z, n, alpha, stream));
-    case 4:
-      return static_cast<int>(launch_with_carveout<T, 100>(x, y, z, n, alpha, stream));
-    case 5:
-      return static_cast<int>(
-          launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, NonCoherentLoad>(
-              x, y, z, n, alpha, stream, Overlap::kSerial));
-    case 6:
-      return static_cast<int>(
-          launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, NoL1AllocateLoad>(
-              x, y, z, n, alpha, stream, Overlap::kSerial));
-    case 7:
-      return static_cast<int>(
-          launch_contiguous<T, W, 1024, 1, int, StoreCaching::kStreaming, L2Fetch128Load>(
-              x, y, z, n, alpha, stream, Overlap::kSerial));
-    default:
-      if (variant < kFirstOrdered || variant >= kVariantCount) {
-        return -1;
-      }
-      return static_cast<int>(launch_ordered(variant - kFirstOrdered, x, y, z, n, alpha, stream));
+  return z;
+}
+
+#define VECADD_LAB_LOAD_V4(kInstruction)                       \
+  asm(kInstruction " {%0, %1, %2, %3}, [%4];"                  \
+      : "=r"(bits.x), "=r"(bits.y), "=r"(bits.z), "=r"(bits.w) \
+      : "l"(source))
+
+template <Load kLoad, class PackT>
+__device__ __forceinline__ PackT load_pack(const PackT* source) {
+  if constexpr (kLoad == Load::kPlain) {
+    return *source;
+  } else {
+    static_assert(sizeof(PackT) == sizeof(int4), "cache-hinted loads move 16-byte packs");
+    int4 bits;
+    if constexpr (kLoad == Load::kNonCoherent) {
+      VECADD_LAB_LOAD_V4("ld.global.nc.v4.s32");
+    } else if constexpr (kLoad == Load::kNoL1Allocate) {
+      VECADD_LAB_LOAD_V4("ld.global.nc.L1::no_allocate.v4.s32");
+    } else {
+      VECADD_LAB_LOAD_V4("ld.global.L2::128B.v4.s32");
+    }
+    PackT value;
+    __builtin_memcpy(&value, &bits, sizeof bits);
+    return value;
+  }
+}
+#undef VECADD_LAB_LOAD_V4
+
+template <Store kStore, class PackT>
+__device__ __forceinline__ void store_pack(PackT* target, const PackT& value) {
+  if constexpr (kStore == Store::kStreaming) {
+    static_assert(sizeof(PackT) == sizeof(int4), "streaming stores move 16-byte packs");
+    int4 bits;
+    __builtin_memcpy(&bits, &value, sizeof bits);
+    __stcs(reinterpret_cast<int4*>(target), bits);  // st.global.cs: evicted first
+  } else {
+    *target = value;
+  }
+}
+
+__device__ __forceinline__ void allow_next_kernel_to_launch() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+__device__ __forceinline__ void release_after_stores(Order order) {
+  if (order == Order::kNextAfterStores) {
+    allow_next_kernel_to_launch();
+  }
+}
+
+// ---- The one kernel every variant instantiates ----
+
+// Each block owns one tile of kThreads * kPacks * kWidth elements; a whole tile loads all
+// its packs before storing any, only the last block may hold a partial tile (element-wise).
+template <class T, class S>
+__global__ void __launch_bounds__(S::kThreads)
+    variant_kernel(const T* x, const T* y, T* z, int n, compute_t<T> alpha, Order order) {
+  constexpr int kWidth = S::kVector ? 16 / sizeof(T) : 1;
+  constexpr int kTile = S::kThreads * S::kPacks * kWidth;
+  using PackT = Pack<T, kWidth>;
+  asm volatile("griddepcontrol.wait;" ::: "memory");  // the previous kernel's writes first
+  if (order == Order::kNextAtStart) {
+    allow_next_kernel_to_launch();
+  }
+  const int first = static_cast<int>(blockIdx.x) * kTile;
+  const int remaining = n - first;
+  if (remaining >= kTile) {
+    const int first_pack = first / kWidth + static_cast<int>(threadIdx.x);
+    const auto* x_packs = reinterpret_cast<const PackT*>(x) + first_pack;
+    const auto* y_packs = reinterpret_cast<const PackT*>(y) + first_pack;
+    auto* z_packs = reinterpret_cast<PackT*>(z) + first_pack;
+    PackT x_in[S::kPacks];
+    PackT y_in[S::kPacks];
+#pragma unroll
+    for (int u = 0; u < S::kPacks; ++u) {
+      x_in[u] = load_pack<S::kLoad>(x_packs + u * S::kThreads);
+      y_in[u] = load_pack<S::kLoad>(y_packs + u * S::kThreads);
+    }
+#pragma unroll
+    for (int u = 0; u < S::kPacks; ++u) {
+      store_pack<S::kStore>(z_packs + u * S::kThreads, add_packs(x_in[u], y_in[u], alpha));
+    }
+    release_after_stores(order);
+    return;
+  }
+  for (int i = static_cast<int>(threadIdx.x); i < remaining; i += S::kThreads) {
+    z[first + i] = add_scaled(x[first + i], y[first + i], alpha);
+  }
+  release_after_stores(order);
+}
+
+// Largest n the variants take: their int indices must not overflow a rounded-up tile.
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 30;
+
+template <class T>
+using Launcher = cudaError_t (*)(const T*, const T*, T*, std::int64_t, T, cudaStream_t);
+
+template <class T, class S, Order kOrder>
+cudaError_t launch(const T* x, const T* y, T* z, std::int64_t n, T alpha, cudaStream_t stream) {
+  constexpr auto kKernel = &variant_kernel<T, S>;
+  if constexpr (S::kCarveout >= 0) {
+    // Once per instantiation: the preference stays with the kernel.
+    static const cudaError_t carveout =
+        cudaFuncSetAttribute(kKernel, cudaFuncAttributePreferredSharedMemoryCarveout, S::kCarveout);
+    if (carveout != cudaSuccess) {
+      return carveout;
+    }
+  }
+  constexpr std::int64_t kTile =
+      std::int64_t{S::kThreads} * S::kPacks * (S::kVector ? 16 / static_cast<int>(sizeof(T)) : 1);
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(std::max<std::int64_t>(1, (n + kTile - 1) / kTile)));
+  config.blockDim = dim3(S::kThreads);
+  config.stream = stream;
+  cudaLaunchAttribute overlap[1] = {};
+  if (kOrder != Order::kSerial) {
+    overlap[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap[0].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = overlap;
+    config.numAttrs = 1;
+  }
+  // The alpha the library would see: rounded to T, then widened to the compute type.
+  return cudaLaunchKernelEx(&config, kKernel, x, y, z, static_cast<int>(n),
+                            static_cast<compute_t<T>>(alpha), kOrder);
+}
+
+template <class T>
+cudaError_t launch_library(const T* x, const T* y, T* z, std::int64_t n, T alpha,
+                           cudaStream_t stream) {
+  return vecadd::add_cuda<T>(x, y, z, n, alpha, stream);
+}
+
+// The shapes of the launch-order sweep: 128 threads x one 16-byte pack, 1024 threads x one
+// pack with streaming stores, 128 threads x four single elements (the unaligned shape).
+using Small = Shape<128, true, 1>;
+using Large = Shape<1024, true, 1, Load::kPlain, Store::kStreaming>;
+using Unaligned = Shape<128, false, 4>;
+template <Load kLoad, int kCarveout = -1, int kCopy = 0>
+using LargeWith = Shape<1024, true, 1, kLoad, Store::kStreaming, kCarveout, kCopy>;
+
+template <class T>
+struct Variant {
+  const char* name;
+  Launcher<T> launch;
+};
+
+// Names: threads per block ("u4": 128 x four elements), then what differs; "plain" is no
+// overlap, "start", "end" (after stores) and "exit" when the next kernel may launch.
+template <class T>
+constexpr Variant<T> kVariants[] = {
+    {"library", launch_library<T>},
+    // the same launch as "1024 plain", kept under the name the earlier data use
+    {"1024 st.cs", launch<T, Large, Order::kSerial>},
+    {"1024 copy", launch<T, LargeWith<Load::kPlain, -1, 1>, Order::kSerial>},
+    {"1024 maxL1", launch<T, LargeWith<Load::kPlain, 0>, Order::kSerial>},
+    {"1024 maxSmem", launch<T, LargeWith<Load::kPlain, 100>, Order::kSerial>},
+    {"1024 ld.nc", launch<T, LargeWith<Load::kNonCoherent>, Order::kSerial>},
+    {"1024 ld.nc.noL1", launch<T, LargeWith<Load::kNoL1Allocate>, Order::kSerial>},
+    {"1024 L2::128B", launch<T, LargeWith<Load::kL2Prefetch128>, Order::kSerial>},
+    {"128 plain", launch<T, Small, Order::kSerial>},
+    {"128 start", launch<T, Small, Order::kNextAtStart>},
+    {"128 end", launch<T, Small, Order::kNextAfterStores>},
+    {"128 exit", launch<T, Small, Order::kNextAtExit>},
+    {"1024 plain", launch<T, Large, Order::kSerial>},
+    {"1024 start", launch<T, Large, Order::kNextAtStart>},
+    {"1024 end", launch<T, Large, Order::kNextAfterStores>},
+    {"1024 exit", launch<T, Large, Order::kNextAtExit>},
+    {"u4 plain", launch<T, Unaligned, Order::kSerial>},
+    {"u4 start", launch<T, Unaligned, Order::kNextAtStart>},
+    {"u4 end", launch<T, Unaligned, Order::kNextAfterStores>},
+    {"u4 exit", launch<T, Unaligned, Order::kNextAtExit>},
+};
+constexpr int kVariantCount = static_cast<int>(std::size(kVariants<float>));
+
+// The torch spelling of each element type ("float16", "int32"), derived from the type.
+template <class T>
+constexpr const char* element_name() {
+  if constexpr (std::is_same_v<T, vecadd::float16>) {
+    return "float16";
+  } else if constexpr (std::is_same_v<T, vecadd::bfloat16>) {
+    return "bfloat16";
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return sizeof(T) == 4 ? "float32" : "float64";
+  } else {
+    static_assert(std::is_signed_v<T> && (sizeof(T) == 4 || sizeof(T) == 8),
+                  "vecadd's integer element types are int32 and int64");
+    return sizeof(T) == 4 ? "int32" : "int64";
+  }
+}
+
+// A double alpha in T, as a caller of vecadd::add_cuda<T> would pass it.
+template <class T>
+T element_from(double value) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(value);
+  } else {
+    return T(value);
   }
 }
 
@@ -162,30 +304,38 @@ int vecadd_variant_count() {
 }
 
 const char* vecadd_variant_name(int variant) {
-  return variant >= 0 && variant < kVariantCount ? kVariantNames[variant] : nullptr;
+  return variant >= 0 && variant < kVariantCount ? kVariants<float>[variant].name : nullptr;
 }
 
-// dtype: 0 float16, 1 bfloat16, 2 float32, 3 float64, 4 int32, 5 int64. Returns the CUDA
-// launch status, or -1 for an unknown variant or dtype.
+// Element types are numbered in the order of VECADD_FOR_EACH_ELEMENT_TYPE.
+const char* vecadd_variant_dtype_name(int dtype) {
+  int code = 0;
+#define VECADD_LAB_NAME(T)    \
+  if (dtype == code++) {      \
+    return element_name<T>(); \
+  }
+  VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_LAB_NAME)
+#undef VECADD_LAB_NAME
+  return nullptr;
+}
+
+// Returns the CUDA launch status, or -1 for an unknown variant or dtype or n above 2^30.
 int vecadd_variant_launch(int variant, int dtype, const void* x, const void* y, void* z,
                           std::int64_t n, double alpha, void* stream) {
-  const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  switch (dtype) {
-    case 0:
-      return launch_variant<vecadd::float16>(variant, x, y, z, n, alpha, cuda_stream);
-    case 1:
-      return launch_variant<vecadd::bfloat16>(variant, x, y, z, n, alpha, cuda_stream);
-    case 2:
-      return launch_variant<float>(variant, x, y, z, n, alpha, cuda_stream);
-    case 3:
-      return launch_variant<double>(variant, x, y, z, n, alpha, cuda_stream);
-    case 4:
-      return launch_variant<std::int32_t>(variant, x, y, z, n, alpha, cuda_stream);
-    case 5:
-      return launch_variant<std::int64_t>(variant, x, y, z, n, alpha, cuda_stream);
-    default:
-      return -1;
+  if (variant < 0 || variant >= kVariantCount || n < 0 || n > kMaxElements) {
+    return -1;
   }
+  const auto cuda_stream = static_cast<cudaStream_t>(stream);
+  int code = 0;
+#define VECADD_LAB_LAUNCH(T)                                                                       \
+  if (dtype == code++) {                                                                           \
+    return static_cast<int>(                                                                       \
+        kVariants<T>[variant].launch(static_cast<const T*>(x), static_cast<const T*>(y),           \
+                                     static_cast<T*>(z), n, element_from<T>(alpha), cuda_stream)); \
+  }
+  VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_LAB_LAUNCH)
+#undef VECADD_LAB_LAUNCH
+  return -1;
 }
 
 }  // extern "C"
