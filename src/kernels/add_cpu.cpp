@@ -170,7 +170,8 @@ void strided_parallel(const T* x, const T* y, T* z, const StridedLayout& layout,
   const bool split_two = layout.ndim >= 2 && layout.sizes[0] < 4 * parallel.threads;
   const std::int64_t second = split_two ? layout.sizes[1] : 1;
   const std::int64_t units = layout.sizes[0] * second;
-  const std::int64_t grain = std::max<std::int64_t>(1, kGrainSize / (element_count(layout) / units));
+  const std::int64_t grain =
+      std::max<std::int64_t>(1, kGrainSize / (element_count(layout) / units));
   parallel.run(units, grain, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t unit = begin; unit < end;) {
       const std::int64_t outer = unit / second;
@@ -224,16 +225,16 @@ void add_cpu(const T* x, const T* y, T* z, const Plan& plan, T alpha, const Para
     return;
   }
   // Rows and strided layouts alike: the strided loop takes unit-step rows its fast way.
-  detail::for_each_outer_index(plan.outer, true, [&](std::int64_t xo, std::int64_t yo,
-                                                     std::int64_t zo) {
-    strided_parallel(x + xo, y + yo, z + zo, plan.layout, scale, parallel);
-    return true;
-  });
+  detail::for_each_outer_index(
+      plan.outer, true, [&](std::int64_t xo, std::int64_t yo, std::int64_t zo) {
+        strided_parallel(x + xo, y + yo, z + zo, plan.layout, scale, parallel);
+        return true;
+      });
 }
 
-#define VECADD_INSTANTIATE_CPU(T)                                                      \
-  template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T);                   \
-  template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, T);   \
+#define VECADD_INSTANTIATE_CPU(T)                                                    \
+  template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T);                 \
+  template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, T); \
   template void add_cpu<T>(const T*, const T*, T*, const Plan&, T, const ParallelFor&);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_INSTANTIATE_CPU)
 #undef VECADD_INSTANTIATE_CPU

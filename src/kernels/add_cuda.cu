@@ -175,8 +175,7 @@ cudaError_t launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
 // One launch of the plan's kernel over its layout, from the given element offsets.
 template <class T>
 cudaError_t launch_plan(const T* x, const T* y, T* z, const Plan& plan,
-                        typename detail::ElementMath<T>::compute_type alpha,
-                        cudaStream_t stream) {
+                        typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
   const bool narrow = plan.index_width == IndexWidth::k32;
   const std::int64_t count = element_count(plan.layout);
   switch (plan.kernel) {
@@ -193,10 +192,11 @@ cudaError_t launch_plan(const T* x, const T* y, T* z, const Plan& plan,
                     : detail::launch_contiguous<T, 1, 128, 4, std::int64_t>(
                           x, y, z, count, alpha, stream, small_block_overlap<T>(count));
     case Kernel::kRows:
-      return narrow ? launch_rows<T, detail::StridedIndexer32>(x, y, z, plan.layout, plan.x_repeats,
-                                                               plan.y_repeats, count, alpha, stream)
-                    : launch_rows<T, detail::StridedIndexer64>(x, y, z, plan.layout, plan.x_repeats,
-                                                               plan.y_repeats, count, alpha, stream);
+      return narrow
+                 ? launch_rows<T, detail::StridedIndexer32>(x, y, z, plan.layout, plan.x_repeats,
+                                                            plan.y_repeats, count, alpha, stream)
+                 : launch_rows<T, detail::StridedIndexer64>(x, y, z, plan.layout, plan.x_repeats,
+                                                            plan.y_repeats, count, alpha, stream);
     case Kernel::kStrided:
       return narrow ? launch_strided<T, detail::StridedIndexer32>(x, y, z, plan.layout, count,
                                                                   alpha, stream)

@@ -69,8 +69,8 @@ Dimensions order_and_merge(const Dimensions& kept) {
   }
   // Insertion sort: at most 63 dimensions, usually one to four.
   for (int i = 1; i < kept.ndim; ++i) {
-    for (int j = i; j > 0 && magnitude(kept.z_strides[order[j]]) >
-                                 magnitude(kept.z_strides[order[j - 1]]);
+    for (int j = i;
+         j > 0 && magnitude(kept.z_strides[order[j]]) > magnitude(kept.z_strides[order[j - 1]]);
          --j) {
       std::swap(order[j], order[j - 1]);
     }
@@ -253,8 +253,7 @@ Plan plan_add(const void* x, const Operand& x_shape, const void* y, const Operan
 Plan plan_add(const void* x, const void* y, const void* z, const StridedLayout& layout,
               std::size_t element_size) {
   if (layout.ndim < 0 || layout.ndim > kMaxDims) {
-    fail("the layout has " + text(layout.ndim) + " dimensions; expected 0 to " +
-         text(kMaxDims));
+    fail("the layout has " + text(layout.ndim) + " dimensions; expected 0 to " + text(kMaxDims));
   }
   Dimensions kept;
   const std::int64_t count = element_count(layout);

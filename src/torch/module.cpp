@@ -1,5 +1,5 @@
 // vecadd._C: loading it registers the vecadd operators with torch; it also exposes a lean
-// Python entry point to them and how the module was built.
+// Python entry point to them (how it was built is in vecadd/_build_config.py).
 #include <Python.h>
 #include <pybind11/pybind11.h>
 #include <torch/csrc/Exceptions.h>
@@ -8,7 +8,6 @@
 #include <string>
 
 #include "ops.h"
-#include "vecadd/vecadd.h"
 
 namespace vecadd::torch_binding {
 namespace {
@@ -112,13 +111,4 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "vecadd's compiled core: registers torch.ops.vecadd.* on import";
   m.add_object("add", pybind11::reinterpret_steal<pybind11::object>(
                           PyCFunction_New(&vecadd::torch_binding::add_method, nullptr)));
-  m.attr("TORCH_VERSION") = VECADD_TORCH_VERSION;
-  m.attr("WITH_CUDA") = static_cast<bool>(VECADD_WITH_CUDA);
-#if VECADD_WITH_CUDA
-  m.attr("CUDA_VERSION") = VECADD_CUDA_VERSION;
-#else
-  m.attr("CUDA_VERSION") = pybind11::none();
-#endif
-  m.attr("CUDA_ARCHITECTURES") = VECADD_CUDA_ARCHITECTURES;
-  m.attr("VERSION") = VECADD_VERSION_STRING;
 }

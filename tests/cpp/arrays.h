@@ -57,7 +57,8 @@ Array<T> make_array(std::vector<std::int64_t> sizes, std::vector<std::int64_t> s
   for (const std::int64_t size : array.sizes) {
     elements *= size;
   }
-  const std::int64_t length = elements == 0 ? offset : offset + reach(array.sizes, array.strides) + 1;
+  const std::int64_t length =
+      elements == 0 ? offset : offset + reach(array.sizes, array.strides) + 1;
   array.storage.resize(static_cast<std::size_t>(length));
   std::mt19937 generator(seed);
   std::uniform_int_distribution<int> values(-50, 50);

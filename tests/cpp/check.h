@@ -56,28 +56,30 @@ inline int run_all() {
 
 #define VECADD_TEST_CONCAT2(a, b) a##b
 #define VECADD_TEST_CONCAT(a, b) VECADD_TEST_CONCAT2(a, b)
-#define TEST(name)                                                                            \
-  static void name();                                                                         \
-  static const vecadd_test::Register VECADD_TEST_CONCAT(register_, name)(#name, &name);       \
+#define TEST(name)                                                                      \
+  static void name();                                                                   \
+  static const vecadd_test::Register VECADD_TEST_CONCAT(register_, name)(#name, &name); \
   static void name()
 
-#define CHECK(condition)                                         \
-  do {                                                           \
-    if (!(condition)) {                                          \
+#define CHECK(condition)                                              \
+  do {                                                                \
+    if (!(condition)) {                                               \
       vecadd_test::fail(__FILE__, __LINE__, "CHECK(" #condition ")"); \
-    }                                                            \
+    }                                                                 \
   } while (false)
 
-#define CHECK_EQ(a, b)                                                                       \
-  do {                                                                                       \
-    const auto vecadd_a = (a);                                                               \
-    const auto vecadd_b = (b);                                                               \
-    if (!(vecadd_a == vecadd_b)) {                                                           \
-      vecadd_test::fail(__FILE__, __LINE__,                                                  \
-                        "CHECK_EQ(" #a ", " #b "): " + std::to_string(vecadd_a) + " vs " +   \
-                            std::to_string(vecadd_b));                                       \
-    }                                                                                        \
+#define CHECK_EQ(a, b)                                                                     \
+  do {                                                                                     \
+    const auto vecadd_a = (a);                                                             \
+    const auto vecadd_b = (b);                                                             \
+    if (!(vecadd_a == vecadd_b)) {                                                         \
+      vecadd_test::fail(__FILE__, __LINE__,                                                \
+                        "CHECK_EQ(" #a ", " #b "): " + std::to_string(vecadd_a) + " vs " + \
+                            std::to_string(vecadd_b));                                     \
+    }                                                                                      \
   } while (false)
 
-#define TEST_MAIN() \
-  int main() { return vecadd_test::run_all(); }
+#define TEST_MAIN()                \
+  int main() {                     \
+    return vecadd_test::run_all(); \
+  }

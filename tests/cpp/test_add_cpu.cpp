@@ -40,7 +40,8 @@ void check_layouts(const vecadd::ParallelFor& parallel) {
     const auto x = make_array<T>({300, 257}, {}, 0, 3);
     auto z = make_array<T>({300, 257});
     CHECK_EQ(run_and_count_mismatches<T>(x, make_array<T>({257}, {}, 0, 4), z, T(2), parallel), 0);
-    CHECK_EQ(run_and_count_mismatches<T>(x, make_array<T>({300, 1}, {}, 0, 5), z, T(1), parallel), 0);
+    CHECK_EQ(run_and_count_mismatches<T>(x, make_array<T>({300, 1}, {}, 0, 5), z, T(1), parallel),
+             0);
     CHECK_EQ(run_and_count_mismatches<T>(make_array<T>({}, {}, 0, 6), x, z, T(-1), parallel), 0);
   }
   {  // x transposed, y sliced with a step, z row-major
@@ -86,8 +87,8 @@ struct RecordingParallelFor {
   std::atomic<int> ranges{0};
 
   vecadd::ParallelFor wrap(const vecadd::ParallelFor& inner) {
-    return {inner.threads, [this, inner](std::int64_t count, std::int64_t grain,
-                                         const vecadd::RangeBody& body) {
+    return {inner.threads,
+            [this, inner](std::int64_t count, std::int64_t grain, const vecadd::RangeBody& body) {
               inner.run(count, grain, [&](std::int64_t begin, std::int64_t end) {
                 ++ranges;
                 {
@@ -114,19 +115,17 @@ TEST(float64_int32_int64_layouts_on_the_default_threads) {
 
 TEST(large_calls_are_split_across_the_callers_threads) {
   // A parallel-for that claims four threads splits work into ranges whatever the machine.
-  const vecadd::ParallelFor four = {4, [](std::int64_t count, std::int64_t grain,
-                                          const vecadd::RangeBody& body) {
-                                      const std::int64_t step =
-                                          std::max(grain, (count + 3) / 4);
-                                      std::vector<std::thread> workers;
-                                      for (std::int64_t begin = 0; begin < count; begin += step) {
-                                        workers.emplace_back(body, begin,
-                                                             std::min(count, begin + step));
-                                      }
-                                      for (std::thread& worker : workers) {
-                                        worker.join();
-                                      }
-                                    }};
+  const vecadd::ParallelFor four = {
+      4, [](std::int64_t count, std::int64_t grain, const vecadd::RangeBody& body) {
+        const std::int64_t step = std::max(grain, (count + 3) / 4);
+        std::vector<std::thread> workers;
+        for (std::int64_t begin = 0; begin < count; begin += step) {
+          workers.emplace_back(body, begin, std::min(count, begin + step));
+        }
+        for (std::thread& worker : workers) {
+          worker.join();
+        }
+      }};
   RecordingParallelFor contiguous;
   const auto x = make_array<float>({1 << 20}, {}, 0, 1);
   const auto y = make_array<float>({1 << 20}, {}, 0, 2);
@@ -174,7 +173,8 @@ TEST(the_contiguous_and_strided_entry_points_agree_with_plans) {
   layout.z_strides[0] = 7;
   layout.z_strides[1] = 1;
   vecadd::add_strided_cpu(x.data(), y.data(), z.data(), layout, 2.0);
-  const auto first_row = Array<double>{{7}, {1}, 0, std::vector<double>(y.storage.begin(), y.storage.begin() + 7)};
+  const auto first_row =
+      Array<double>{{7}, {1}, 0, std::vector<double>(y.storage.begin(), y.storage.begin() + 7)};
   CHECK_EQ(mismatches(x, first_row, z, 2.0), 0);
 }
 

@@ -189,13 +189,15 @@ TEST(shapes_that_do_not_broadcast_are_refused_by_name) {
 }
 
 TEST(serial_and_default_parallel_for_cover_every_index_once) {
-  for (const vecadd::ParallelFor& parallel : {vecadd::serial_for(), vecadd::default_parallel_for()}) {
+  for (const vecadd::ParallelFor& parallel :
+       {vecadd::serial_for(), vecadd::default_parallel_for()}) {
     std::vector<int> seen(100000, 0);
-    parallel.run(static_cast<std::int64_t>(seen.size()), 1000, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i) {
-        ++seen[static_cast<std::size_t>(i)];
-      }
-    });
+    parallel.run(static_cast<std::int64_t>(seen.size()), 1000,
+                 [&](std::int64_t begin, std::int64_t end) {
+                   for (std::int64_t i = begin; i < end; ++i) {
+                     ++seen[static_cast<std::size_t>(i)];
+                   }
+                 });
     bool once = true;
     for (const int count : seen) {
       once = once && count == 1;

@@ -72,12 +72,12 @@ struct OuterDimensions {
 struct Plan {
   Kernel kernel = Kernel::kNothing;
   IndexWidth index_width = IndexWidth::k64;
-  std::int64_t count = 0;        // elements of z
-  bool vector_aligned = false;   // x, y and z all start on a 16-byte boundary
-  bool x_repeats = false;        // kRows: x is one element repeated along each row
-  bool y_repeats = false;        // kRows: likewise y
-  StridedLayout layout;          // merged dimensions one launch walks (kContiguous: one)
-  OuterDimensions outer;         // merged dimensions outside those, looped on the host
+  std::int64_t count = 0;       // elements of z
+  bool vector_aligned = false;  // x, y and z all start on a 16-byte boundary
+  bool x_repeats = false;       // kRows: x is one element repeated along each row
+  bool y_repeats = false;       // kRows: likewise y
+  StridedLayout layout;         // merged dimensions one launch walks (kContiguous: one)
+  OuterDimensions outer;        // merged dimensions outside those, looped on the host
 };
 
 // Plans z = x + alpha * y over arrays of `element_size` bytes each. z must have the

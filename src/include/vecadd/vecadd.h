@@ -81,9 +81,9 @@ cudaError_t add_cuda(const T* x, const T* y, T* z, const Plan& plan, T alpha, cu
   MACRO(std::int32_t)                       \
   MACRO(std::int64_t)
 
-#define VECADD_DECLARE_CPU(T)                                                                \
-  extern template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T);                  \
-  extern template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, T);  \
+#define VECADD_DECLARE_CPU(T)                                                               \
+  extern template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T);                 \
+  extern template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, T); \
   extern template void add_cpu<T>(const T*, const T*, T*, const Plan&, T, const ParallelFor&);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_DECLARE_CPU)
 #undef VECADD_DECLARE_CPU
