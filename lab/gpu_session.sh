@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Build vecadd on a GPU machine with the torch already installed there, run the whole test
 # suite and the benchmark; logs and results go to $OUT (default: ./gpu-results).
-# Usage: tools/gpu_session.sh [build] [test] [bench] [archs] [variants] [sanitize]
-# (default: build test bench archs)
+# Usage: lab/gpu_session.sh [build] [test] [bench] [archs] [variants] [sanitize]
+# (default: build test bench archs); runs from the repository root wherever it is called from.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-results}
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 steps=${*:-build test bench archs}
 export PYTHONUNBUFFERED=1
 python3 - <<'PY' 2>&1 | tee "$OUT/environment.txt"
@@ -40,10 +42,11 @@ for step in $steps; do
     archs)
       run python3 -m pytest -q -ra -p no:cacheprovider -m "build" tests 2>&1 | tee "$OUT/archs.log" | tail -25 ;;
     variants)
-      include_dir=$(ls -d build/*/generated/include | head -1)
-      run nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -I src/include -I src/kernels \
-        -I "$include_dir" tools/kernel_variants.cu src/kernels/add_cuda.cu -o /tmp/kernel_variants.so
-      run python3 tools/kernel_variants.py /tmp/kernel_variants.so --dtypes "${VARIANT_DTYPES:-float16,bfloat16,float32}" ${VARIANT_ARGS:-} \
+      # Against the installed vecadd, as downstream code builds: public header, libvecadd.so.
+      lib_dir=$(dirname "$(dirname "$(python3 -m vecadd --cmakedir)")")
+      run nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC $(python3 -m vecadd --includes) \
+        lab/kernel_variants.cu -L"$lib_dir" -lvecadd -Xlinker -rpath,"$lib_dir" -o /tmp/kernel_variants.so
+      run python3 lab/kernel_variants.py /tmp/kernel_variants.so --dtypes "${VARIANT_DTYPES:-float16,bfloat16,float32}" ${VARIANT_ARGS:-} \
         2>&1 | tee "$OUT/variants.txt" ;;
     sanitize)
       # The CUDA cases of the suite, less the 12 GiB one, the thread storm (too slow here) and

@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# Resource usage (ptxas -v) and load/store widths of vecadd's CUDA kernels for one arch,
-# without a GPU. Needs nvcc, cuobjdump and nvdisasm on PATH (pip: nvidia-cuda-cuobjdump;
-# triton ships nvdisasm). Usage: tools/kernel_report.sh [arch=90] [build dir with generated/]
+# Resource usage and load/store widths of vecadd's CUDA kernels for one arch, read from the
+# built kernel library (no GPU, no sources). Needs cuobjdump and nvdisasm on PATH (pip:
+# nvidia-cuda-cuobjdump; triton ships nvdisasm).
+# Usage: lab/kernel_report.sh [arch=90] [libvecadd.so, default: the installed vecadd's]
 set -euo pipefail
 arch=${1:-90}
-generated=$(ls -d "${2:-build}"/*/generated/include 2>/dev/null | head -1 || true)
-[ -n "$generated" ] || generated=$(ls -d "${2:-build}"/generated/include)
-object=$(mktemp --suffix=.o)
-nvcc -O3 -std=c++17 -arch=sm_$arch -I src/include -I src/kernels -I "$generated" -Xptxas -v \
-  -c src/kernels/add_cuda.cu -o "$object" 2>&1 |
-  awk '/Compiling entry function/ {match($0, /_Z[^'"'"']*/); name=substr($0, RSTART, RLENGTH)}
-       /Used/ {sub(/.*Used/, "Used"); print name ": " $0}' |
-  c++filt | sed 's/vecadd::detail:://; s/vecadd::(anonymous namespace):://' | sort -u
+library=${2:-}
+if [ -z "$library" ]; then
+  # vecadd --cmakedir is <package>/lib/cmake/vecadd; the library sits in <package>/lib.
+  library=$(dirname "$(dirname "$(python3 -m vecadd --cmakedir)")")/libvecadd.so
+fi
+[ -f "$library" ] || { echo "kernel_report: no kernel library at $library" >&2; exit 1; }
+tidy() { c++filt | sed 's/vecadd::detail:://g; s/vecadd::(anonymous namespace):://g'; }
+echo "$library, sm_$arch"
+# LOCAL is the per-thread local memory: 0 means no spills and no stack arrays.
+cuobjdump -arch "sm_$arch" --dump-resource-usage "$library" | tidy |
+  awk '/Function / {name=$0; sub(/^ *Function /, "", name); sub(/:$/, "", name)}
+       /REG:/ {print name ": " $1 " " $2 " " $4}' | sort -u
 echo
-cuobjdump --dump-sass "$object" | c++filt | awk '
+cuobjdump -arch "sm_$arch" --dump-sass "$library" | tidy | awk '
   /Function :/ {name=$0; sub(/.*Function : /, "", name)}
   match($0, /(LDG|STG)(\.[A-Z0-9]+)*/) {opcode = substr($0, RSTART, RLENGTH);
              width = (opcode ~ /\.128/) ? "128-bit" : ((opcode ~ /\.64/) ? "64-bit" : "<=32-bit");
              op = (opcode ~ /LDG/) ? "loads" : "stores"; count[name " " op " " width]++}
   END {for (key in count) print count[key], key}' | sort -k2
-rm -f "$object"

@@ -1,15 +1,15 @@
-"""Time launch shapes of vecadd's contiguous kernel next to torch.add on the same buffers.
+"""Time candidate contiguous kernels next to vecadd's own and torch.add on the same buffers.
 
-    nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -I src/include -I src/kernels \\
-         -I <build>/generated/include tools/kernel_variants.cu src/kernels/add_cuda.cu \\
-         -o kernel_variants.so
-    python tools/kernel_variants.py kernel_variants.so --dtypes float16,float32
+    lab/gpu_session.sh variants     # builds kernel_variants.so against the installed vecadd
+    python lab/kernel_variants.py kernel_variants.so --dtypes float16,float32
 
-Each cell is the variant's bandwidth divided by torch.add(x, y, out=z)'s, both timed as
-CUDA-graph replays interleaved round by round (vecadd's own bench method); the last
-column is torch.add in GB/s. Every variant's result is first checked against torch.add,
-once alone and in a chain of dependent launches (z = x + z), eager and as one CUDA graph:
-a launch that overlaps the previous one must still see its writes.
+kernel_variants.so comes from lab/kernel_variants.cu, which reaches vecadd only through its
+public header and libvecadd.so (its build line is in that file). Each cell is the variant's
+bandwidth divided by torch.add(x, y, out=z)'s, both timed as CUDA-graph replays interleaved
+round by round (vecadd's own bench method); the last column is torch.add in GB/s. Every
+variant's result is first checked against torch.add, once alone and in a chain of dependent
+launches (z = x + z), eager and as one CUDA graph: a launch that overlaps the previous one
+must still see its writes.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ import sys
 
 import torch
 
-from vecadd._bench import DTYPE_NAMES, seconds_per_call
-
-DTYPE_CODES = {name: code for code, name in enumerate(DTYPE_NAMES)}
+import vecadd
+from vecadd._bench_timing import seconds_per_call
 
 
 def load_library(path: str) -> ctypes.CDLL:
@@ -31,6 +30,8 @@ def load_library(path: str) -> ctypes.CDLL:
     library.vecadd_variant_count.restype = ctypes.c_int
     library.vecadd_variant_name.restype = ctypes.c_char_p
     library.vecadd_variant_name.argtypes = [ctypes.c_int]
+    library.vecadd_variant_dtype_name.restype = ctypes.c_char_p
+    library.vecadd_variant_dtype_name.argtypes = [ctypes.c_int]
     library.vecadd_variant_launch.restype = ctypes.c_int
     library.vecadd_variant_launch.argtypes = [
         ctypes.c_int,
@@ -45,8 +46,22 @@ def load_library(path: str) -> ctypes.CDLL:
     return library
 
 
-def variant_launcher(library: ctypes.CDLL, variant: int, dtype: str, x, y, z):
-    code = DTYPE_CODES[dtype]
+def dtype_codes(library: ctypes.CDLL) -> dict[str, int]:
+    """The library's element type numbers by name, checked against vecadd.SUPPORTED_DTYPES."""
+    names = []
+    while (name := library.vecadd_variant_dtype_name(len(names))) is not None:
+        names.append(name.decode())
+    supported = [str(dtype).removeprefix("torch.") for dtype in vecadd.SUPPORTED_DTYPES]
+    if names != supported:
+        raise RuntimeError(
+            f"the variants library numbers the element types {names}, vecadd.SUPPORTED_DTYPES"
+            f" lists {supported}: rebuild it against the installed vecadd"
+        )
+    return {name: code for code, name in enumerate(names)}
+
+
+def variant_launcher(library: ctypes.CDLL, variant: int, code: int, x, y, z):
+    dtype = str(x.dtype).removeprefix("torch.")
 
     def launch() -> None:
         stream = torch.cuda.current_stream().cuda_stream
@@ -62,12 +77,12 @@ def variant_launcher(library: ctypes.CDLL, variant: int, dtype: str, x, y, z):
 CHAIN_LENGTH = 24
 
 
-def check_chain(library: ctypes.CDLL, variant: int, name: str, dtype: str, x, z) -> None:
+def check_chain(library: ctypes.CDLL, variant: int, name: str, code: int, x, z) -> None:
     """z = x + z, CHAIN_LENGTH times, eager and replayed as one graph, against torch.add."""
     expected = torch.zeros_like(z)
     for _ in range(CHAIN_LENGTH):
         torch.add(x, expected, out=expected)
-    accumulate = variant_launcher(library, variant, dtype, x, z, z)
+    accumulate = variant_launcher(library, variant, code, x, z, z)
     z.zero_()
     for _ in range(CHAIN_LENGTH):
         accumulate()
@@ -81,14 +96,14 @@ def check_chain(library: ctypes.CDLL, variant: int, name: str, dtype: str, x, z)
     graph_ok = torch.equal(z, expected)
     if not (eager_ok and graph_ok):
         raise AssertionError(
-            f"variant {name!r} breaks a chain of dependent launches for {dtype}, n = {z.numel()}"
+            f"variant {name!r} breaks a chain of dependent launches for {z.dtype}, n = {z.numel()}"
             f" (eager {'ok' if eager_ok else 'wrong'}, graph {'ok' if graph_ok else 'wrong'})"
         )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("library", help="kernel_variants.so built from tools/kernel_variants.cu")
+    parser.add_argument("library", help="kernel_variants.so built from lab/kernel_variants.cu")
     parser.add_argument("--dtypes", default="float16,bfloat16,float32")
     parser.add_argument("--min-log2", type=int, default=16)
     parser.add_argument("--max-log2", type=int, default=28)
@@ -100,6 +115,10 @@ def main() -> int:
         print("kernel_variants: needs a CUDA GPU", file=sys.stderr)
         return 1
     library = load_library(args.library)
+    codes = dtype_codes(library)
+    dtypes = args.dtypes.split(",")
+    if unknown_dtypes := [name for name in dtypes if name not in codes]:
+        parser.error(f"--dtypes: unknown {unknown_dtypes}; expected names from {list(codes)}")
     all_names = [
         library.vecadd_variant_name(i).decode() for i in range(library.vecadd_variant_count())
     ]
@@ -111,8 +130,8 @@ def main() -> int:
     names = chosen
     device = torch.device("cuda")
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; ratio to torch.add(out=)")
-    for dtype in args.dtypes.split(","):
-        torch_dtype = DTYPE_NAMES[dtype]
+    for dtype in dtypes:
+        torch_dtype = getattr(torch, dtype)
         print(f"\n{dtype}\n{'n':>6} " + " ".join(f"{name:>15}" for name in names) + "  torch GB/s")
         for exponent in range(args.min_log2, args.max_log2 + 1, args.step):
             n = 1 << exponent
@@ -120,13 +139,13 @@ def main() -> int:
             y = torch.randn(n, device=device).to(torch_dtype)
             z = torch.empty_like(x)
             expected = torch.add(x, y)
-            launchers = [variant_launcher(library, i, dtype, x, y, z) for i in indices]
+            launchers = [variant_launcher(library, i, codes[dtype], x, y, z) for i in indices]
             for index, name, launch in zip(indices, names, launchers, strict=True):
                 z.zero_()
                 launch()
                 if not torch.equal(z, expected):
                     raise AssertionError(f"variant {name!r} is wrong for {dtype}, n = {n}")
-                check_chain(library, index, name, dtype, x, z)
+                check_chain(library, index, name, codes[dtype], x, z)
             calls = max(10, min(200, int(2e9 // (3 * n * x.element_size()))))
             reference_add = functools.partial(torch.add, x, y, out=z)
             seconds = seconds_per_call([*launchers, reference_add], device, calls, args.rounds)
