@@ -11,6 +11,24 @@ def test_kernel_library_from_cpp(device):
     torch.testing.assert_close(vecadd_downstream.sum_of_three(a, b, c), a + b + c)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_kernel_library_plans_broadcast_and_strided_calls(device):
+    matrix = torch.randn(300, 200, device=device)
+    cases = [
+        (matrix, torch.randn(200, device=device)),  # a bias along rows
+        (matrix, torch.randn(300, 1, device=device)),  # a value per row
+        (matrix.t(), torch.randn(200, 300, device=device)),  # one operand read across
+        (matrix[:, 1::3], torch.randn(1, 67, device=device)[:, ::1]),  # a stepped view
+        # ten dimensions that cannot merge (each a slice of 2 out of 3), against a broadcast
+        (
+            torch.randn((2, 3) * 5, device=device)[(slice(None), slice(0, 2)) * 5],
+            torch.randn((2, 1) * 5, device=device),
+        ),
+    ]
+    for a, b in cases:
+        torch.testing.assert_close(vecadd_downstream.broadcast_add(a, b, 2.0), a + 2.0 * b)
+
+
 def test_bad_input_to_the_cpp_function_is_an_error():
     with pytest.raises(RuntimeError, match="expected contiguous float32"):
         vecadd_downstream.sum_of_three(

@@ -7,6 +7,7 @@ import vecadd  # loads libvecadd and registers torch.ops.vecadd before our modul
 from . import _C
 
 sum_of_three = _C.sum_of_three
+broadcast_add = _C.broadcast_add
 
 
 def shifted(x: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
@@ -19,4 +20,4 @@ def residual(x: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
     return torch.ops.vecadd_downstream.residual(x, f)
 
 
-__all__ = ["residual", "shifted", "sum_of_three", "vecadd"]
+__all__ = ["broadcast_add", "residual", "shifted", "sum_of_three", "vecadd"]
