@@ -63,13 +63,10 @@ __device__ __forceinline__ T add_scaled(T x, T y, compute_t<T> alpha) {
 enum class Load { kPlain, kNonCoherent, kNoL1Allocate, kL2Prefetch128 };
 enum class Store { kPlain, kStreaming };
 
-// How a launch overlaps its neighbours: not at all, or it launches before the previous
-// kernel ends (its memory accesses still wait for it) and lets the next one launch once
-// every block has started, issued its stores or exited.
+// Serial, or launched early, letting the next kernel launch at block start, after stores or exit.
 enum class Order : unsigned char { kSerial, kNextAtStart, kNextAfterStores, kNextAtExit };
 
-// kVector: 16-byte packs, else single elements; kCarveout -1 leaves the driver's default;
-// kCopy only makes a separate instantiation of the same code, to measure the noise floor.
+// kCarveout -1 keeps the default; kCopy makes a second instantiation, to measure the noise floor.
 template <int kThreads_, bool kVector_, int kPacks_, Load kLoad_ = Load::kPlain,
           Store kStore_ = Store::kPlain, int kCarveout_ = -1, int kCopy_ = 0>
 struct Shape {
@@ -147,8 +144,7 @@ __device__ __forceinline__ void release_after_stores(Order order) {
 
 // ---- The one kernel every variant instantiates ----
 
-// Each block owns one tile of kThreads * kPacks * kWidth elements; a whole tile loads all
-// its packs before storing any, only the last block may hold a partial tile (element-wise).
+// One tile per block, all loads before any store; only the last, partial tile goes element-wise.
 template <class T, class S>
 __global__ void __launch_bounds__(S::kThreads)
     variant_kernel(const T* x, const T* y, T* z, int n, compute_t<T> alpha, Order order) {
@@ -227,8 +223,7 @@ cudaError_t launch_library(const T* x, const T* y, T* z, std::int64_t n, T alpha
   return vecadd::add_cuda<T>(x, y, z, n, alpha, stream);
 }
 
-// The shapes of the launch-order sweep: 128 threads x one 16-byte pack, 1024 threads x one
-// pack with streaming stores, 128 threads x four single elements (the unaligned shape).
+// The launch-order sweep's shapes; Unaligned (four single elements) is the library's fallback.
 using Small = Shape<128, true, 1>;
 using Large = Shape<1024, true, 1, Load::kPlain, Store::kStreaming>;
 using Unaligned = Shape<128, false, 4>;
@@ -241,8 +236,7 @@ struct Variant {
   Launcher<T> launch;
 };
 
-// Names: threads per block ("u4": 128 x four elements), then what differs; "plain" is no
-// overlap, "start", "end" (after stores) and "exit" when the next kernel may launch.
+// Names the recorded data use: "plain" no overlap, "start"/"end"/"exit" when the next may launch.
 template <class T>
 constexpr Variant<T> kVariants[] = {
     {"library", launch_library<T>},
