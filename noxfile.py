@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -166,7 +167,7 @@ class Rehearsal:
         started = time.monotonic()
         codes = range(1, 256) if expect_failure else [0]
         try:
-            with self.session.chdir(cwd or ROOT):
+            with self.session.chdir(cwd) if cwd else contextlib.nullcontext():
                 output = self.session.run(
                     *map(str, command), env=env, silent=True, success_codes=codes, external=True
                 )
@@ -228,7 +229,6 @@ class Rehearsal:
                     f"cibuildwheel options for CUDA {row['cuda']} match the cell",
                     "cibuildwheel_options.py",
                     json.dumps(row),
-                    env=clean_env,
                 )
 
         node_dir = self.work / "node"

@@ -216,14 +216,14 @@ def test_check_wheel_accepts_a_matching_cpu_wheel(tmp_path, library_without_cuda
 def test_check_wheel_names_each_problem(tmp_path, library_without_cuda):
     wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.13.*"], library_without_cuda)
     ran = packaging_script(
-        "check_wheel.py", wheel, "--version", "0.1.0+cu128", "--torch", "2.14.1", "--archs", "90"
+        "check_wheel.py", wheel, "--version", "0.1.0+cu128", "--torch", "2.14.1", "--archs", ""
     )
     assert ran.returncode == 1
-    problems = ran.stderr.splitlines()
-    assert f"{wheel.name}: file name has version 0.1.0, expected 0.1.0+cu128" in problems
-    assert f"{wheel.name}: METADATA has Version ['0.1.0'], expected 0.1.0+cu128" in problems
-    assert any("lacks torch==2.14.*" in p for p in problems)
-    assert any("holds [], expected ['sm_90', 'compute_90']" in p for p in problems)
+    assert ran.stderr.splitlines() == [
+        f"{wheel.name}: file name has version 0.1.0, expected 0.1.0+cu128",
+        f"{wheel.name}: METADATA has Version ['0.1.0'], expected 0.1.0+cu128",
+        f"{wheel.name}: Requires-Dist ['torch==2.13.*'] lacks torch==2.14.*",
+    ]
 
 
 @needs_cmake
