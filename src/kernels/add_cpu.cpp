@@ -203,18 +203,19 @@ void strided_parallel(const T* x, const T* y, T* z, const StridedLayout& layout,
 }  // namespace
 
 template <class T>
-void add_cpu(const T* x, const T* y, T* z, std::int64_t n, T alpha) {
-  add_unit_run<false, false>(x, y, z, n, detail::ElementMath<T>::load(alpha));
+void add_cpu(const T* x, const T* y, T* z, std::int64_t n, alpha_t<T> alpha) {
+  add_unit_run<false, false>(x, y, z, n, detail::scale_of<T>(alpha));
 }
 
 template <class T>
-void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, T alpha) {
-  strided_serial(x, y, z, layout, detail::ElementMath<T>::load(alpha));
+void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, alpha_t<T> alpha) {
+  strided_serial(x, y, z, layout, detail::scale_of<T>(alpha));
 }
 
 template <class T>
-void add_cpu(const T* x, const T* y, T* z, const Plan& plan, T alpha, const ParallelFor& parallel) {
-  const auto scale = detail::ElementMath<T>::load(alpha);
+void add_cpu(const T* x, const T* y, T* z, const Plan& plan, alpha_t<T> alpha,
+             const ParallelFor& parallel) {
+  const auto scale = detail::scale_of<T>(alpha);
   if (plan.kernel == Kernel::kNothing) {
     return;
   }
@@ -232,10 +233,10 @@ void add_cpu(const T* x, const T* y, T* z, const Plan& plan, T alpha, const Para
       });
 }
 
-#define VECADD_INSTANTIATE_CPU(T)                                                    \
-  template void add_cpu<T>(const T*, const T*, T*, std::int64_t, T);                 \
-  template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, T); \
-  template void add_cpu<T>(const T*, const T*, T*, const Plan&, T, const ParallelFor&);
+#define VECADD_INSTANTIATE_CPU(T)                                                             \
+  template void add_cpu<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>);                 \
+  template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, alpha_t<T>); \
+  template void add_cpu<T>(const T*, const T*, T*, const Plan&, alpha_t<T>, const ParallelFor&);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_INSTANTIATE_CPU)
 #undef VECADD_INSTANTIATE_CPU
 

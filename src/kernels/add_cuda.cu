@@ -209,8 +209,9 @@ cudaError_t launch_plan(const T* x, const T* y, T* z, const Plan& plan,
 }  // namespace
 
 template <class T>
-cudaError_t add_cuda(const T* x, const T* y, T* z, const Plan& plan, T alpha, cudaStream_t stream) {
-  const auto scale = detail::ElementMath<T>::load(alpha);
+cudaError_t add_cuda(const T* x, const T* y, T* z, const Plan& plan, alpha_t<T> alpha,
+                     cudaStream_t stream) {
+  const auto scale = detail::scale_of<T>(alpha);
   return detail::for_each_outer_index(
       plan.outer, cudaSuccess, [&](std::int64_t xo, std::int64_t yo, std::int64_t zo) {
         return settled(launch_plan(x + xo, y + yo, z + zo, plan, scale, stream));
@@ -218,7 +219,8 @@ cudaError_t add_cuda(const T* x, const T* y, T* z, const Plan& plan, T alpha, cu
 }
 
 template <class T>
-cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha, cudaStream_t stream) {
+cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, alpha_t<T> alpha,
+                     cudaStream_t stream) {
   if (n <= 0) {
     return cudaSuccess;
   }
@@ -230,16 +232,17 @@ cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, T alpha, cuda
 }
 
 template <class T>
-cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& layout, T alpha,
-                             cudaStream_t stream) {
+cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& layout,
+                             alpha_t<T> alpha, cudaStream_t stream) {
   return add_cuda(x, y, z, plan_add(x, y, z, layout, sizeof(T)), alpha, stream);
 }
 
-#define VECADD_INSTANTIATE_CUDA(T)                                                          \
-  template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, T, cudaStream_t);  \
-  template cudaError_t add_strided_cuda<T>(const T*, const T*, T*, const StridedLayout&, T, \
-                                           cudaStream_t);                                   \
-  template cudaError_t add_cuda<T>(const T*, const T*, T*, const Plan&, T, cudaStream_t);
+#define VECADD_INSTANTIATE_CUDA(T)                                                       \
+  template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>,     \
+                                   cudaStream_t);                                        \
+  template cudaError_t add_strided_cuda<T>(const T*, const T*, T*, const StridedLayout&, \
+                                           alpha_t<T>, cudaStream_t);                    \
+  template cudaError_t add_cuda<T>(const T*, const T*, T*, const Plan&, alpha_t<T>, cudaStream_t);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_INSTANTIATE_CUDA)
 #undef VECADD_INSTANTIATE_CUDA
 

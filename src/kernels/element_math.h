@@ -161,6 +161,12 @@ struct ElementMath<bfloat16> {
   }
 };
 
+// alpha as the kernels use it: in the compute type (integers wrap as their unsigned twins).
+template <class T>
+VECADD_HOST_DEVICE typename ElementMath<T>::compute_type scale_of(alpha_t<T> alpha) {
+  return static_cast<typename ElementMath<T>::compute_type>(alpha);
+}
+
 // The one formula every entry point evaluates; alpha arrives already in compute type.
 template <class T>
 VECADD_HOST_DEVICE T add_scaled(T x, T y, typename ElementMath<T>::compute_type alpha) {

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <string>
 #include <utility>
 
 #include "element_types.h"
@@ -56,6 +58,45 @@ void check_out_memory(const at::Tensor& out, const at::Tensor& input, const char
               "(clone one of them first)");
 }
 
+// alpha must fit the type the kernels compute in: float for float16, bfloat16 and float32
+// (infinities and NaN are values of it), the element type itself for integers.
+void check_alpha_range(const c10::Scalar& alpha, at::ScalarType dtype) {
+  if (alpha.isBoolean()) {
+    return;
+  }
+  if (dtype == at::kHalf || dtype == at::kBFloat16 || dtype == at::kFloat) {
+    const double value = alpha.toDouble();
+    const double largest = std::numeric_limits<float>::max();
+    TORCH_CHECK_VALUE(!std::isfinite(value) || std::abs(value) <= largest, kOp,
+                      ": argument 'alpha' is ", scalar_text(alpha), ", which ", dtype_name(dtype),
+                      " tensors cannot use: they compute in float32, so expected a magnitude of "
+                      "at most ",
+                      scalar_text(c10::Scalar(largest)), " (or inf or nan)");
+    return;
+  }
+  if (dtype != at::kInt && dtype != at::kLong) {
+    return;
+  }
+  const bool narrow = dtype == at::kInt;
+  const std::int64_t lowest =
+      narrow ? std::numeric_limits<std::int32_t>::min() : std::numeric_limits<std::int64_t>::min();
+  const std::int64_t highest =
+      narrow ? std::numeric_limits<std::int32_t>::max() : std::numeric_limits<std::int64_t>::max();
+  bool fits = true;
+  if (alpha.isFloatingPoint()) {
+    // Doubles at or beyond +-2^63 (exactly representable bounds) do not fit any int64.
+    const double value = alpha.toDouble();
+    fits = value >= static_cast<double>(lowest) && value < -static_cast<double>(lowest) &&
+           (!narrow || value <= static_cast<double>(highest));
+  } else {
+    const std::int64_t value = alpha.toLong();
+    fits = value >= lowest && value <= highest;
+  }
+  TORCH_CHECK_VALUE(fits, kOp, ": argument 'alpha' is ", scalar_text(alpha),
+                    " but x and y have dtype ", dtype_name(dtype), "; expected an integer from ",
+                    std::to_string(lowest), " to ", std::to_string(highest));
+}
+
 }  // namespace
 
 void check_inputs(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha) {
@@ -79,6 +120,7 @@ void check_inputs(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& a
                      dtype_name(x.scalar_type()),
                      "; expected an integral alpha for integer tensors");
   }
+  check_alpha_range(alpha, x.scalar_type());
 }
 
 void check_out_tensor(const at::Tensor& out, const at::Tensor& x) {

@@ -2,14 +2,10 @@
 
 #include <ATen/Parallel.h>
 #include <c10/core/DeviceGuard.h>
-#include <c10/util/BFloat16.h>
 #include <c10/util/Exception.h>
-#include <c10/util/Half.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <string>
-#include <type_traits>
 
 #include "element_types.h"
 #include "messages.h"
@@ -22,18 +18,11 @@
 namespace vecadd::torch_binding {
 namespace {
 
-// alpha converted to the element type; the 16-bit types go through torch's own rounding.
+// alpha in the type the library takes it in (float for the 16-bit floats); check_inputs has
+// made sure it fits.
 template <class T>
-T alpha_as(const c10::Scalar& alpha) {
-  if constexpr (std::is_same_v<T, vecadd::float16> || std::is_same_v<T, vecadd::bfloat16>) {
-    const typename TorchTypeOf<T>::type rounded(alpha.to<float>());
-    T value;
-    static_assert(sizeof value == sizeof rounded);
-    std::memcpy(&value, &rounded, sizeof value);
-    return value;
-  } else {
-    return alpha.to<T>();
-  }
+vecadd::alpha_t<T> alpha_as(const c10::Scalar& alpha) {
+  return alpha.to<vecadd::alpha_t<T>>();
 }
 
 // The library's CPU ranges on torch's intra-op threads (at::parallel_for is inline: this file
@@ -102,7 +91,7 @@ void compute_into(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& a
     auto* z_data = static_cast<T*>(out.data_ptr());
     const vecadd::Plan plan =
         vecadd::plan_add(x_data, operand_of(x), y_data, operand_of(y), z_data, operand_of(out));
-    const T scale = alpha_as<T>(alpha);
+    const vecadd::alpha_t<T> scale = alpha_as<T>(alpha);
 #if VECADD_WITH_CUDA
     if (device.is_cuda()) {
       const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
