@@ -36,6 +36,18 @@ inline std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_
   return strides;
 }
 
+// Strides of `ndim` dimensions of size 2, each stepping over a gap (powers of 3, innermost
+// 1), so that no two dimensions can merge.
+inline std::vector<std::int64_t> unmergeable_strides(int ndim) {
+  std::vector<std::int64_t> strides(static_cast<std::size_t>(ndim));
+  std::int64_t next = 1;
+  for (int d = ndim - 1; d >= 0; --d) {
+    strides[static_cast<std::size_t>(d)] = next;
+    next *= 3;
+  }
+  return strides;
+}
+
 inline std::int64_t reach(const std::vector<std::int64_t>& sizes,
                           const std::vector<std::int64_t>& strides) {
   std::int64_t farthest = 0;

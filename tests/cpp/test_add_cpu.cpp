@@ -57,14 +57,8 @@ void check_layouts(const vecadd::ParallelFor& parallel) {
     CHECK_EQ(run_and_count_mismatches<T>(x, y, z, T(1), parallel), 0);
   }
   {  // eleven dimensions that cannot merge: three loop on the host
-    Sizes sizes(11, 2);
-    Sizes gapped(11);
-    std::int64_t next = 1;
-    for (int d = 10; d >= 0; --d) {
-      gapped[d] = next;
-      next *= 3;
-    }
-    const auto x = make_array<T>(sizes, gapped, 0, 11);
+    const Sizes sizes(11, 2);
+    const auto x = make_array<T>(sizes, vecadd_test::unmergeable_strides(11), 0, 11);
     const auto y = make_array<T>(Sizes(sizes.begin() + 3, sizes.end()), {}, 0, 12);
     auto z = make_array<T>(sizes);
     CHECK_EQ(run_and_count_mismatches<T>(x, y, z, T(2), parallel), 0);

@@ -97,14 +97,8 @@ void check_layouts() {
     CHECK(kernel == vecadd::Kernel::kStrided);
   }
   {  // eleven dimensions that cannot merge: eight launches
-    Sizes sizes(11, 2);
-    Sizes gapped(11);
-    std::int64_t next = 1;
-    for (int d = 10; d >= 0; --d) {
-      gapped[d] = next;
-      next *= 3;
-    }
-    const auto x = make_array<T>(sizes, gapped, 0, 11);
+    const Sizes sizes(11, 2);
+    const auto x = make_array<T>(sizes, vecadd_test::unmergeable_strides(11), 0, 11);
     const auto y = make_array<T>(Sizes(sizes.begin() + 3, sizes.end()), {}, 0, 12);
     auto z = make_array<T>(sizes);
     CHECK_EQ(run_on_device<T>(x, y, z, T(2), kernel), 0);

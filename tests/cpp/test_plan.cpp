@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "arrays.h"
 #include "check.h"
 #include "vecadd/plan.h"
 
@@ -137,14 +138,9 @@ TEST(dimensions_follow_z_and_merge_where_all_three_allow) {
 
 TEST(more_dimensions_than_one_launch_takes_loop_outside) {
   // Ten dimensions of 2 in z, x stepping over a gap in each so that none can merge.
-  Sizes sizes(10, 2);
-  Sizes x_strides(10);
-  std::int64_t next = 1;
-  for (int d = 9; d >= 0; --d) {
-    x_strides[d] = next;
-    next *= 3;
-  }
-  const vecadd::Plan plan = plan_floats(sizes, x_strides, sizes, {}, sizes, {});
+  const Sizes sizes(10, 2);
+  const vecadd::Plan plan =
+      plan_floats(sizes, vecadd_test::unmergeable_strides(10), sizes, {}, sizes, {});
   CHECK(plan.kernel == vecadd::Kernel::kStrided);
   CHECK_EQ(plan.outer.ndim, 2);
   CHECK_EQ(plan.layout.ndim, vecadd::kMaxDims);
