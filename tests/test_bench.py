@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+
+import pytest
 
 import vecadd
 from vecadd._bench_timing import interleaved_medians, interleaved_samples
@@ -20,13 +23,25 @@ LAYOUTS = (
 )
 
 
-def run_bench(*arguments: str) -> subprocess.CompletedProcess:
+def run_bench(*arguments: str, **environment: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "vecadd", "bench", *arguments],
         capture_output=True,
         text=True,
         timeout=300,
+        env=dict(os.environ, **environment),
     )
+
+
+def assert_one_line_error(ran: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert ran.returncode != 0
+    assert "Traceback" not in ran.stderr
+    assert ran.stdout == "", "the benchmark ran before the error"
+    lines = ran.stderr.strip().splitlines()
+    assert len(lines) == 1, ran.stderr
+    assert lines[0].startswith("python -m vecadd bench: error: ")
+    for fragment in fragments:
+        assert fragment in lines[0]
 
 
 def test_cli_bench_on_cpu(tmp_path):
@@ -109,3 +124,82 @@ def test_interleaved_rounds_rotate_which_candidate_runs_first():
     assert samples == [[4, 9, 11], [5, 7, 12], [6, 8, 10]]
     order.clear()
     assert interleaved_medians(["a", "b", "c"], measure, rounds=3) == [9, 7, 8]
+
+
+# Why cuda cannot be benchmarked with CUDA_VISIBLE_DEVICES="", by how vecadd was built.
+NO_CUDA_HERE = (
+    "no CUDA GPU is visible" if vecadd.build_info()["with_cuda"] else "built without CUDA"
+)
+SMALL = ("--min-log2", "10", "--max-log2", "10", "--rounds", "1", "--dtypes", "float32")
+
+
+def test_cli_bench_plot_without_matplotlib_stops_before_timing(tmp_path):
+    # A matplotlib that fails to import, as an absent one does, wherever the suite runs.
+    hidden = tmp_path / "hidden" / "matplotlib"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'matplotlib'\", name='matplotlib')\n"
+    )
+    path = os.pathsep.join(filter(None, [str(tmp_path / "hidden"), os.environ.get("PYTHONPATH")]))
+    json_path = tmp_path / "bench.json"
+    ran = run_bench(
+        "--device",
+        "cpu",
+        *SMALL,
+        "--json",
+        str(json_path),
+        "--plot",
+        str(tmp_path / "b.png"),
+        PYTHONPATH=path,
+    )
+    assert_one_line_error(ran, "--plot", "matplotlib", "pip install 'vecadd[bench]'")
+    assert not json_path.exists()
+
+
+@pytest.mark.parametrize(
+    ("device", "fragments"),
+    [
+        ("gpu", ["--device 'gpu' is not a device", "expected cpu, cuda or cuda:N"]),
+        ("cuda:x", ["--device 'cuda:x' is not a device", "expected cpu, cuda or cuda:N"]),
+        ("meta", ["--device 'meta'", "expected cpu, cuda or cuda:N"]),
+        ("cpu:1", ["--device 'cpu:1'", "expected cpu, cuda or cuda:N"]),
+        ("cuda", ["--device 'cuda'", NO_CUDA_HERE, "--device cpu"]),
+        ("cuda:0", ["--device 'cuda:0'", NO_CUDA_HERE, "--device cpu"]),
+    ],
+)
+def test_cli_bench_device_is_checked_before_timing(device, fragments):
+    ran = run_bench("--device", device, *SMALL, CUDA_VISIBLE_DEVICES="")
+    assert_one_line_error(ran, *fragments)
+
+
+@pytest.mark.cuda
+def test_cli_bench_device_index_beyond_the_visible_gpus():
+    import torch
+
+    count = torch.cuda.device_count()
+    ran = run_bench("--device", f"cuda:{count}", *SMALL)
+    assert_one_line_error(ran, f"--device 'cuda:{count}'", f"expected cuda:N with N < {count}")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragments"),
+    [
+        (("--step", "0"), ["--step 0", "expected an integer >= 1"]),
+        (("--rounds", "0"), ["--rounds 0", "expected an integer >= 1"]),
+        (("--min-log2", "-1"), ["--min-log2 -1", "expected an integer >= 0"]),
+        (
+            ("--min-log2", "12", "--max-log2", "10"),
+            ["--max-log2 10", "expected >= --min-log2 (12)"],
+        ),
+        (("--dtypes", "float8"), ["--dtypes", "'float8'", "expected dtypes from float16"]),
+        (
+            ("--layouts", "diagonal"),
+            ["--layouts", "'diagonal'", "expected layouts from contiguous"],
+        ),
+        (("--json", "/nonexistent/bench.json"), ["--json", "folder '/nonexistent' does not exist"]),
+    ],
+)
+def test_cli_bench_bad_arguments_are_one_line_errors(arguments, fragments):
+    ran = run_bench("--device", "cpu", "--rounds", "1", "--max-log2", "10", *arguments)
+    assert_one_line_error(ran, *fragments)
+    assert ran.returncode == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from importlib.metadata import requires, version
@@ -16,9 +17,13 @@ from helpers import torch_series
 from vecadd import _loader
 
 
-def run_cli(*arguments: str) -> subprocess.CompletedProcess:
+def run_cli(*arguments: str, **environment: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "vecadd", *arguments], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "vecadd", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, **environment),
     )
 
 
@@ -141,3 +146,152 @@ def test_cuda_build_on_a_machine_without_gpu():
     assert ran.returncode == 0, ran.stderr
     assert "cpu [2.0, 2.0]" in ran.stdout
     assert "cuda error: RuntimeError" in ran.stdout or "cuda error: AssertionError" in ran.stdout
+
+
+@pytest.mark.skipif(not vecadd.build_info()["with_cuda"], reason="needs a CUDA build of vecadd")
+def test_cli_check_without_a_gpu_says_the_cuda_kernels_went_untested():
+    ran = run_cli("check", CUDA_VISIBLE_DEVICES="")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    [note] = [line for line in ran.stdout.splitlines() if "not tested" in line]
+    assert "no CUDA GPU is visible" in note
+    assert f"built for {', '.join(vecadd.build_info()['cuda_archs'])}" in note
+    assert "cpu  add float16" in ran.stdout
+
+
+@pytest.mark.parametrize(
+    ("with_cuda", "gpus", "expected"),
+    [
+        (True, 0, "CUDA kernels built for sm_90, compute_90 but not tested"),
+        (False, 2, "built without CUDA"),
+        (True, 1, None),
+        (False, 0, None),
+    ],
+)
+def test_check_names_what_it_could_not_test(with_cuda, gpus, expected):
+    from vecadd._check import untested_cuda_note
+
+    note = untested_cuda_note(with_cuda, ["sm_90", "compute_90"], gpus)
+    if expected is None:
+        assert note is None
+    else:
+        assert expected in note
+
+
+@pytest.mark.parametrize(
+    ("arguments", "complaint"),
+    [
+        (("--cmakedir", "--includes"), "argument --includes: not allowed with argument --cmakedir"),
+        (("--includes", "--cmakedir"), "argument --cmakedir: not allowed with argument --includes"),
+        (("--cmakedir", "info"), "--cmakedir prints a path and takes no command (got 'info')"),
+    ],
+)
+def test_cli_path_flags_stand_alone(arguments, complaint):
+    ran = run_cli(*arguments)
+    assert ran.returncode == 2
+    assert ran.stdout == ""
+    assert complaint in ran.stderr
+    assert "Traceback" not in ran.stderr
+
+
+def imported_modules(importtime_log: str) -> set[str]:
+    """Module names from `python -X importtime` lines ('import time: self | cumulative | name')."""
+    lines = [line for line in importtime_log.splitlines() if line.startswith("import time:")]
+    return {line.rsplit("|", 1)[1].strip() for line in lines[1:]}
+
+
+@pytest.mark.parametrize("flag", ["--cmakedir", "--includes"])
+def test_cli_paths_load_neither_torch_nor_the_compiled_module(flag):
+    # CMake configure steps call these: they must stay quiet and not pay for torch.
+    ran = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "vecadd", flag],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ran.returncode == 0, ran.stderr
+    modules = imported_modules(ran.stderr)
+    assert "vecadd._info" in modules, "the -X importtime log was not read"
+    heavy = sorted(m for m in modules if m == "torch" or m.startswith(("torch.", "vecadd._C")))
+    assert heavy == []
+    quiet = run_cli(flag)
+    assert quiet.returncode == 0
+    assert quiet.stderr == ""
+    expected = vecadd.get_cmake_dir() if flag == "--cmakedir" else f"-I{vecadd.get_include()}"
+    assert quiet.stdout == expected + "\n"
+
+
+def test_import_vecadd_still_loads_torch_and_registers_the_op():
+    script = (
+        "import sys, vecadd\n"
+        "loaded = 'torch' in sys.modules\n"
+        "import torch\n"
+        "print(loaded, hasattr(torch.ops.vecadd, 'add'))"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["True", "True"]
+
+
+def cli_commands() -> list:
+    commands = [pytest.param([sys.executable, "-m", "vecadd"], id="python-m-vecadd")]
+    script = Path(sys.executable).parent / "vecadd"
+    if script.is_file():
+        commands.append(pytest.param([str(script)], id="vecadd-script"))
+    return commands
+
+
+@pytest.mark.parametrize("command", cli_commands())
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_cli_reader_gone_before_the_first_line(command, unbuffered):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write of the child now fails with EPIPE, buffered or not
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        environment["PYTHONUNBUFFERED"] = unbuffered
+    try:
+        ran = subprocess.run(
+            [*command, "info"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment,
+            timeout=300,
+        )
+    finally:
+        os.close(write_end)
+    assert ran.stderr == ""
+    assert ran.returncode == 141
+
+
+@pytest.mark.parametrize("command", cli_commands())
+def test_cli_reader_gone_after_the_first_line(command):
+    # `vecadd info | head -1`: whether the rest was already written when the reader left is a race.
+    child = subprocess.Popen(
+        [*command, "info"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
+    assert child.stdout is not None
+    assert child.stderr is not None
+    first = child.stdout.readline()
+    child.stdout.close()
+    errors = child.stderr.read()
+    assert child.wait(timeout=300) in (0, 141)
+    assert first.split() == ["version:", vecadd.__version__]
+    assert errors == ""
+
+
+def test_cmake_package_is_registered_for_scikit_build_core():
+    from importlib.metadata import entry_points
+    from importlib.resources import files
+
+    [entry] = [e for e in entry_points(group="cmake.prefix") if e.name == "vecadd"]
+    assert entry.value == "vecadd"
+    # find_package(vecadd CONFIG) searches <prefix>/lib/cmake/vecadd/ under each prefix.
+    prefix = Path(str(files(entry.value)))
+    assert (prefix / "lib" / "cmake" / "vecadd" / "vecaddConfig.cmake").is_file()
+    assert prefix / "lib" / "cmake" / "vecadd" == Path(vecadd.get_cmake_dir())

@@ -5,17 +5,9 @@
 tensor([1., 3., 5.])
 """
 
-import torch  # noqa: F401  (torch's libraries must be loaded before vecadd._C)
-
-from ._loader import load_extension
-
-_C = load_extension()
-
-from . import _build_config  # noqa: E402
-from ._dtypes import SUPPORTED_DTYPES  # noqa: E402
-from ._info import build_info, get_cmake_dir, get_include  # noqa: E402
-from ._module import VecAdd  # noqa: E402
-from ._ops import add  # noqa: E402
+from . import _build_config
+from ._command_line import running_as_path_query
+from ._info import build_info, get_cmake_dir, get_include
 
 __version__: str = _build_config.VERSION
 __all__ = [
@@ -27,3 +19,15 @@ __all__ = [
     "get_cmake_dir",
     "get_include",
 ]
+
+# `python -m vecadd --cmakedir` runs this file first, for CMake, which wants a path, not torch.
+if not running_as_path_query():
+    import torch  # noqa: F401  (torch's libraries must be loaded before vecadd._C)
+
+    from ._loader import load_extension
+
+    _C = load_extension()
+
+    from ._dtypes import SUPPORTED_DTYPES
+    from ._module import VecAdd
+    from ._ops import add

@@ -4,18 +4,28 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from collections.abc import Sequence
+
+from ._command_line import CommandLineError, asks_only_for_a_path
+
+PROG = "python -m vecadd"
+
+# 128 + SIGPIPE, as cat or yes give after `| head -1`: pipefail sees a cut, not a success.
+EXIT_READER_GONE = 141
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m vecadd",
+        prog=PROG,
         description="vecadd: z = x + alpha * y for PyTorch on CPU and CUDA.",
     )
-    parser.add_argument(
+    paths = parser.add_mutually_exclusive_group()
+    paths.add_argument(
         "--cmakedir", action="store_true", help="print the directory of vecaddConfig.cmake and exit"
     )
-    parser.add_argument(
+    paths.add_argument(
         "--includes",
         action="store_true",
         help="print the include flag for vecadd's C++ headers and exit",
@@ -29,6 +39,13 @@ def _parser() -> argparse.ArgumentParser:
 
     add_arguments(bench)
     return parser
+
+
+def _print_path(flag: str) -> int:
+    from ._info import get_cmake_dir, get_include
+
+    print(get_cmake_dir() if flag == "--cmakedir" else f"-I{get_include()}")
+    return 0
 
 
 def _info(as_json: bool) -> int:
@@ -53,26 +70,36 @@ def _info(as_json: bool) -> int:
 
 
 def _check() -> int:
-    from ._check import run_checks
+    import torch
+
+    from ._check import run_checks, untested_cuda_note
+    from ._info import build_info
 
     results = run_checks()
     for result in results:
         status = "ok" if result.passed else "FAILED"
         line = f"{result.device:>8}  {result.case:<18} {status}"
         print(f"{line}  {result.detail}" if result.detail else line)
+    info = build_info()
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    note = untested_cuda_note(info["with_cuda"], info["cuda_archs"], gpus)
+    if note is not None:
+        print(f"{'cuda':>8}  not tested: {note}")
     failed = sum(not result.passed for result in results)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def _run(arguments: list[str]) -> int:
+    if asks_only_for_a_path(arguments):
+        return _print_path(arguments[0])
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     if args.cmakedir or args.includes:
-        import vecadd
-
-        print(vecadd.get_cmake_dir() if args.cmakedir else f"-I{vecadd.get_include()}")
-        return 0
+        flag = "--cmakedir" if args.cmakedir else "--includes"
+        if args.command is not None:
+            parser.error(f"{flag} prints a path and takes no command (got {args.command!r})")
+        return _print_path(flag)
     if args.command == "info":
         return _info(args.json)
     if args.command == "check":
@@ -80,10 +107,27 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bench":
         from ._bench import run_from_arguments
 
-        return run_from_arguments(args)
+        try:
+            return run_from_arguments(args)
+        except CommandLineError as error:
+            print(f"{PROG} bench: error: {error}", file=sys.stderr)
+            return error.exit_status
     parser.print_usage(sys.stderr)
-    print("python -m vecadd: error: a command is required (info, check or bench)", file=sys.stderr)
+    print(f"{PROG}: error: a command is required (info, check or bench)", file=sys.stderr)
     return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        status = _run(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # a reader that left surfaces here, not in the exit-time flush
+    except BrokenPipeError:
+        # Point stdout at devnull so that the interpreter's own flush at exit stays quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_READER_GONE
+    return status
 
 
 if __name__ == "__main__":

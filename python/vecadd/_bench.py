@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
+from pathlib import Path
 
 import torch
 
@@ -27,6 +28,8 @@ from ._bench_report import (
     plot_bandwidth,
 )
 from ._bench_timing import interleaved_samples, seconds_per_call
+from ._build_config import WITH_CUDA
+from ._command_line import UNAVAILABLE, CommandLineError
 from ._dtypes import SUPPORTED_DTYPES, dtype_name
 from ._module import VecAdd
 from ._ops import add
@@ -204,22 +207,103 @@ def run_bandwidth(
     return rows
 
 
-def run_from_arguments(args: argparse.Namespace) -> int:
-    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    if device.type == "cuda" and device.index is None:
-        device = torch.device("cuda", torch.cuda.current_device())
-    dtypes = [name.strip() for name in args.dtypes.split(",") if name.strip()]
-    unknown = [name for name in dtypes if name not in DTYPE_NAMES]
-    layouts = [name.strip() for name in args.layouts.split(",") if name.strip()]
-    bad_layouts = [name for name in layouts if name not in LAYOUTS]
-    if unknown or bad_layouts:
-        print(
-            f"python -m vecadd bench: unknown dtype(s) {unknown} or layout(s) {bad_layouts}; "
-            f"expected dtypes from {', '.join(DTYPE_NAMES)} and layouts from {', '.join(LAYOUTS)}",
-            file=sys.stderr,
+# ---------------------------------------------------------------- checking the command line
+
+
+def device_from_argument(value: str | None) -> torch.device:
+    """The device `--device value` names, if vecadd can run on it here; the default: cuda if
+    a GPU is visible, else cpu."""
+    expected = "expected cpu, cuda or cuda:N"
+    if value is None:
+        if torch.cuda.is_available():
+            return torch.device("cuda", torch.cuda.current_device())
+        return torch.device("cpu")
+    try:
+        device = torch.device(value)
+    except (RuntimeError, ValueError):
+        raise CommandLineError(f"--device {value!r} is not a device; {expected}") from None
+    if device.type == "cpu" and device.index in (None, 0):
+        return torch.device("cpu")
+    if device.type != "cuda":
+        raise CommandLineError(f"--device {value!r}: vecadd runs on cpu and cuda; {expected}")
+    if not WITH_CUDA:
+        raise CommandLineError(
+            f"--device {value!r}: this vecadd was built without CUDA; use --device cpu, "
+            "or install a CUDA build of vecadd",
+            UNAVAILABLE,
         )
-        return 2
+    if not torch.cuda.is_available():
+        raise CommandLineError(
+            f"--device {value!r}: no CUDA GPU is visible here (torch.cuda.is_available() is "
+            "False); use --device cpu, or run where a GPU is visible (check CUDA_VISIBLE_DEVICES)",
+            UNAVAILABLE,
+        )
+    count = torch.cuda.device_count()
+    if device.index is not None and device.index >= count:
+        raise CommandLineError(
+            f"--device {value!r}: {count} CUDA device(s) visible; expected cuda:N with N < {count}"
+        )
+    index = torch.cuda.current_device() if device.index is None else device.index
+    return torch.device("cuda", index)
+
+
+def names_from_argument(option: str, value: str, known: Iterable[str], kind: str) -> list[str]:
+    """The comma-separated names of `option value`, each one of `known` (a `kind`, e.g. dtype)."""
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    known = tuple(known)
+    unknown = [name for name in names if name not in known]
+    expected = f"expected {kind}s from {', '.join(known)}"
+    if not names:
+        raise CommandLineError(f"{option} {value!r}: no {kind} given; {expected}")
+    if unknown:
+        raise CommandLineError(f"{option} {value!r}: unknown {kind}(s) {unknown}; {expected}")
+    return names
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    for option, number, least in (
+        ("--min-log2", args.min_log2, 0),
+        ("--step", args.step, 1),
+        ("--rounds", args.rounds, 1),
+    ):
+        if number < least:
+            raise CommandLineError(f"{option} {number}: expected an integer >= {least}")
+    if args.max_log2 is not None and args.max_log2 < args.min_log2:
+        raise CommandLineError(
+            f"--max-log2 {args.max_log2}: expected >= --min-log2 ({args.min_log2})"
+        )
+
+
+def check_output_files(args: argparse.Namespace) -> None:
+    """Before timing anything: what writing the results needs is there."""
+    for option, path in (("--json", args.json), ("--plot", args.plot)):
+        if path is not None and not Path(path).absolute().parent.is_dir():
+            folder = Path(path).absolute().parent
+            raise CommandLineError(f"{option} {path!r}: folder '{folder}' does not exist")
+    if args.plot is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise CommandLineError(
+                f"--plot {args.plot!r} needs matplotlib, which is not installed; "
+                "pip install 'vecadd[bench]' (or pip install matplotlib), or leave out --plot",
+                UNAVAILABLE,
+            ) from None
+
+
+def run_from_arguments(args: argparse.Namespace) -> int:
+    """Checks every argument, then times; a bad argument raises CommandLineError."""
+    check_numbers(args)
+    dtypes = names_from_argument("--dtypes", args.dtypes, DTYPE_NAMES, "dtype")
+    layouts = names_from_argument("--layouts", args.layouts, LAYOUTS, "layout")
+    check_output_files(args)
+    device = device_from_argument(args.device)
     max_log2 = args.max_log2 if args.max_log2 is not None else (28 if device.type == "cuda" else 22)
+    if max_log2 < args.min_log2:
+        raise CommandLineError(
+            f"--min-log2 {args.min_log2}: expected <= {max_log2} (the default --max-log2 on "
+            f"{device.type}), or give --max-log2"
+        )
     exponents = range(args.min_log2, max_log2 + 1, args.step)
     out_modes = {"both": (False, True), "yes": (True,), "no": (False,)}[args.out]
     rows = run_bandwidth(device, dtypes, exponents, layouts, out_modes, args.rounds)

@@ -94,5 +94,21 @@ def check_device(device: torch.device, seed: int = 0) -> list[CheckResult]:
     return results
 
 
+def untested_cuda_note(with_cuda: bool, cuda_archs: list[str], visible_gpus: int) -> str | None:
+    """What a run on this machine leaves untested on CUDA, or None when nothing is left."""
+    if with_cuda and visible_gpus == 0:
+        return (
+            f"CUDA kernels built for {', '.join(cuda_archs) or 'no architecture'} but not tested: "
+            "no CUDA GPU is visible here (torch.cuda.is_available() is False; "
+            "check CUDA_VISIBLE_DEVICES and the driver)"
+        )
+    if not with_cuda and visible_gpus > 0:
+        return (
+            f"{visible_gpus} CUDA GPU(s) visible, but this vecadd was built without CUDA "
+            "(install a CUDA build of vecadd to use them)"
+        )
+    return None
+
+
 def run_checks() -> list[CheckResult]:
     return [result for device in available_devices() for result in check_device(device)]
