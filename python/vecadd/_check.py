@@ -104,8 +104,8 @@ def untested_cuda_note(with_cuda: bool, cuda_archs: list[str], visible_gpus: int
         )
     if not with_cuda and visible_gpus > 0:
         return (
-            f"{visible_gpus} CUDA GPU(s) visible, but this vecadd was built without CUDA "
-            "(install a CUDA build of vecadd to use them)"
+            f"CUDA GPUs not tested: {visible_gpus} visible, but this vecadd was built without "
+            "CUDA (install a CUDA build of vecadd to use them)"
         )
     return None
 
