@@ -2,8 +2,9 @@
 
 Both operators run on the same buffers in the same process, interleaved round by round,
 so the ratio is what matters; bandwidth counts the bytes that must move (read x and y,
-write z: 3 * n * itemsize). Timing, operand layouts and reporting live in _bench_timing,
-_bench_layouts and _bench_report; this module measures and drives the command.
+write z: 3 * n * itemsize). The modes (chain, cold, pipeline) live in _bench_modes, timing,
+operand layouts, reporting and figures in _bench_timing, _bench_layouts, _bench_report and
+_bench_plot; this module checks the command line and drives it.
 """
 
 from __future__ import annotations
@@ -19,15 +20,18 @@ from pathlib import Path
 
 import torch
 
-from ._bench_layouts import LAYOUTS, bytes_moved, operands
+from ._bench_layouts import LAYOUTS
+from ._bench_modes import MODES, copy_ceiling, measure
 from ._bench_report import (
+    H200_HBM_PEAK_GBPS,
+    RATIO_CONVENTION,
     BandwidthRow,
     CallCostRow,
     format_bandwidth,
     format_call_cost,
-    plot_bandwidth,
+    summary_lines,
 )
-from ._bench_timing import interleaved_samples, seconds_per_call
+from ._bench_timing import interleaved_samples
 from ._build_config import WITH_CUDA
 from ._command_line import UNAVAILABLE, CommandLineError
 from ._dtypes import SUPPORTED_DTYPES, dtype_name
@@ -35,6 +39,13 @@ from ._module import VecAdd
 from ._ops import add
 
 DTYPE_NAMES = {dtype_name(dtype): dtype for dtype in SUPPORTED_DTYPES}
+
+MODE_TITLES = {
+    "chain": "back-to-back calls on the same inputs (cache-resident when small)",
+    "cold": "cache flushed before every call (2x L2 zeroed), only the call timed",
+    "pipeline-eager": "x = 2a, z = add, w = -z, sum(z); batches of pipelines, eager",
+    "pipeline-graph": "x = 2a, z = add, w = -z, sum(z); batches of pipelines in a CUDA graph",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,62 +69,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="both",
         help="time with out= given, without, or both (default)",
     )
-    parser.add_argument("--rounds", type=int, default=7, help="timed rounds; the median is kept")
+    parser.add_argument(
+        "--mode",
+        default="chain",
+        help="comma-separated, from chain (back to back, the default), cold (cache flushed "
+        "before every call), pipeline (producer, add, consumers), or all",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=7, help="timed rounds; the median of per-round ratios is kept"
+    )
     parser.add_argument(
         "--call-cost",
         action="store_true",
         help="also time the per-call host cost on 16-element tensors",
     )
     parser.add_argument("--json", metavar="FILE", help="write the raw numbers as JSON")
-    parser.add_argument("--plot", metavar="FILE.png", help="draw bandwidth against n")
-
-
-# ---------------------------------------------------------------- bandwidth
-
-
-def measure_bandwidth(
-    device: torch.device, dtype: torch.dtype, n: int, layout: str, with_out: bool, rounds: int
-) -> BandwidthRow:
-    x, y, z = operands(n, dtype, device, layout)
-    if with_out:
-
-        def ours() -> object:
-            return add(x, y, out=z)
-
-        def theirs() -> object:
-            return torch.add(x, y, out=z)
-    else:
-
-        def ours() -> object:
-            return add(x, y)
-
-        def theirs() -> object:
-            return torch.add(x, y)
-
-    # Enough back-to-back calls that each timed batch lasts about a millisecond or more.
-    calls = max(10, min(200, int(2e9 // max(bytes_moved(x, y, z), 1))))
-    if device.type != "cuda":
-        calls = max(3, min(calls, 50))
-    ours_s, theirs_s = seconds_per_call([ours, theirs], device, calls, rounds)
-    moved = bytes_moved(x, y, z)
-    return BandwidthRow(
-        str(device),
-        dtype_name(dtype),
-        n,
-        layout,
-        with_out,
-        moved / ours_s / 1e9,
-        moved / theirs_s / 1e9,
-    )
-
-
-def measure_copy_ceiling(device: torch.device, n: int, rounds: int) -> float:
-    """GB/s of torch's device copy z.copy_(x) (read n, write n): the memory ceiling."""
-    x = torch.randn(n, device=device)
-    z = torch.empty_like(x)
-    calls = max(3, min(50, int(2e9 // (2 * n * 4))))
-    (seconds,) = seconds_per_call([lambda: z.copy_(x)], device, calls, rounds)
-    return 2 * n * 4 / seconds / 1e9
+    parser.add_argument("--plot", metavar="FILE.png", help="draw the ratio to torch.add against n")
 
 
 # ---------------------------------------------------------------- per-call host cost
@@ -188,6 +159,7 @@ def _progress(items: list, label: str) -> Iterator:
 
 def run_bandwidth(
     device: torch.device,
+    modes: Iterable[str],
     dtypes: Iterable[str],
     exponents: Iterable[int],
     layouts: Iterable[str],
@@ -195,16 +167,23 @@ def run_bandwidth(
     rounds: int,
 ) -> list[BandwidthRow]:
     cases = [
-        (dtype, 2**e, layout, with_out)
+        (mode, dtype, 2**e, layout, with_out)
+        for mode in modes
         for layout in layouts
         for dtype in dtypes
         for e in exponents
         for with_out in out_modes
     ]
     rows = []
-    for dtype, n, layout, with_out in _progress(cases, "bench"):
-        rows.append(measure_bandwidth(device, DTYPE_NAMES[dtype], n, layout, with_out, rounds))
+    for mode, dtype, n, layout, with_out in _progress(cases, "bench"):
+        rows.extend(measure(mode, device, DTYPE_NAMES[dtype], n, layout, with_out, rounds))
     return rows
+
+
+def modes_from_argument(value: str) -> list[str]:
+    """The modes `--mode value` names, in the order of MODES; `all` stands for every one."""
+    names = names_from_argument("--mode", value, (*MODES, "all"), "mode")
+    return list(MODES) if "all" in names else [mode for mode in MODES if mode in names]
 
 
 # ---------------------------------------------------------------- checking the command line
@@ -296,6 +275,7 @@ def run_from_arguments(args: argparse.Namespace) -> int:
     check_numbers(args)
     dtypes = names_from_argument("--dtypes", args.dtypes, DTYPE_NAMES, "dtype")
     layouts = names_from_argument("--layouts", args.layouts, LAYOUTS, "layout")
+    modes = modes_from_argument(args.mode)
     check_output_files(args)
     device = device_from_argument(args.device)
     max_log2 = args.max_log2 if args.max_log2 is not None else (28 if device.type == "cuda" else 22)
@@ -306,10 +286,26 @@ def run_from_arguments(args: argparse.Namespace) -> int:
         )
     exponents = range(args.min_log2, max_log2 + 1, args.step)
     out_modes = {"both": (False, True), "yes": (True,), "no": (False,)}[args.out]
-    rows = run_bandwidth(device, dtypes, exponents, layouts, out_modes, args.rounds)
-    print(format_bandwidth(rows))
-    copy_gbps = measure_copy_ceiling(device, 2**max_log2, args.rounds)
+    rows = run_bandwidth(device, modes, dtypes, exponents, layouts, out_modes, args.rounds)
+    cold_gbps = (
+        copy_ceiling(device, 2**max_log2, args.rounds, cold=True) if "cold" in modes else None
+    )
+    titled = modes != ["chain"]  # the default's output stays as it was before modes existed
+    for mode in dict.fromkeys(row.mode for row in rows):
+        if titled:
+            print(f"\nmode {mode}: {MODE_TITLES[mode]}; {RATIO_CONVENTION}")
+        print(format_bandwidth([row for row in rows if row.mode == mode], cold_gbps))
+    copy_gbps = copy_ceiling(device, 2**max_log2, args.rounds)
     print(f"\ncopy ceiling (z.copy_(x), float32, n=2**{max_log2}): {copy_gbps:.1f} GB/s")
+    if cold_gbps is not None:
+        print(
+            f"cold copy ceiling (L2 flushed before each copy): {cold_gbps:.1f} GB/s; "
+            f"H200 HBM3e peak (datasheet): {H200_HBM_PEAK_GBPS:.0f} GB/s"
+        )
+    if not titled:
+        print(RATIO_CONVENTION)
+    for line in summary_lines(rows):
+        print(line)
     call_rows = measure_call_cost(device) if args.call_cost else []
     if call_rows:
         print()
@@ -320,12 +316,21 @@ def run_from_arguments(args: argparse.Namespace) -> int:
             "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
             "torch": torch.__version__,
             "cuda": torch.version.cuda,
+            "modes": modes,
             "copy_ceiling_gbps": copy_gbps,
-            "bandwidth": [asdict(row) | {"ratio": row.ratio} for row in rows],
+            "cold_copy_ceiling_gbps": cold_gbps,
+            "peak_gbps": H200_HBM_PEAK_GBPS,
+            "bandwidth": [row.record() for row in rows],
             "call_cost": [asdict(row) for row in call_rows],
         }
         with open(args.json, "w") as handle:
             json.dump(record, handle, indent=1)
     if args.plot:
-        plot_bandwidth(rows, args.plot)
+        from ._bench_plot import cold_bandwidth_path, plot_cold_bandwidth, plot_ratios
+
+        plot_ratios(rows, args.plot)
+        print(f"plot: {args.plot}")
+        if cold_gbps is not None:
+            plot_cold_bandwidth(rows, cold_gbps, cold_bandwidth_path(args.plot))
+            print(f"plot of cold bandwidth: {cold_bandwidth_path(args.plot)}")
     return 0

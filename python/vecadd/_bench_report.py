@@ -1,10 +1,19 @@
-"""What ``python -m vecadd bench`` measures, as rows, printed tables and a plot."""
+"""What ``python -m vecadd bench`` measures, as rows, printed tables and summary lines."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, field
 
-import torch
+# NVIDIA H200 datasheet: 4.8 TB/s of HBM3e bandwidth. Used only to label figures above it.
+H200_HBM_PEAK_GBPS = 4800.0
+
+# Rounds of one cell whose ratios spread wider than this (of their median) get a warning.
+SPREAD_WARNING = 0.05
+
+RATIO_CONVENTION = (
+    "ratio = vecadd speed / torch.add speed (>1: vecadd faster), median of per-round ratios"
+)
 
 
 @dataclass
@@ -16,10 +25,41 @@ class BandwidthRow:
     out: bool
     vecadd_gbps: float
     torch_gbps: float
+    mode: str = "chain"
+    # Seconds per call (per pipeline in the pipeline modes), one per round, same rounds.
+    vecadd_round_s: list[float] = field(default_factory=list)
+    torch_round_s: list[float] = field(default_factory=list)
+    # The bytes of the cell fit in the cache (or a figure beats the HBM peak).
+    cache_resident: bool = False
+
+    @property
+    def round_ratios(self) -> list[float]:
+        return [t / v for v, t in zip(self.vecadd_round_s, self.torch_round_s, strict=True)]
 
     @property
     def ratio(self) -> float:
-        return self.vecadd_gbps / self.torch_gbps
+        ratios = self.round_ratios
+        return statistics.median(ratios) if ratios else self.vecadd_gbps / self.torch_gbps
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median of the per-round ratios: how far the rounds disagree."""
+        ratios = self.round_ratios
+        return (max(ratios) - min(ratios)) / statistics.median(ratios) if ratios else 0.0
+
+    def cell(self) -> str:
+        out = "yes" if self.out else "no"
+        return f"{self.dtype} n=2**{self.n.bit_length() - 1} {self.layout} out={out}"
+
+    def record(self) -> dict:
+        ratios = self.round_ratios
+        return {
+            **{k: getattr(self, k) for k in self.__dataclass_fields__},
+            "ratio": self.ratio,
+            "ratio_min": min(ratios, default=self.ratio),
+            "ratio_max": max(ratios, default=self.ratio),
+            "round_ratios": ratios,
+        }
 
 
 @dataclass
@@ -32,17 +72,64 @@ class CallCostRow:
     ratio: float
 
 
-def format_bandwidth(rows: list[BandwidthRow]) -> str:
+def _median_us(samples: list[float]) -> float:
+    return statistics.median(samples) * 1e6 if samples else float("nan")
+
+
+def format_bandwidth(rows: list[BandwidthRow], ceiling_gbps: float | None = None) -> str:
+    """One table; pipeline rows show microseconds per pipeline, the others GB/s. The note says
+    cache-resident, or for cold rows vecadd's share of the copy ceiling and of the peak."""
+    timed = bool(rows) and rows[0].mode.startswith("pipeline")
+    first = (
+        f"{'vecadd us':>12} {'torch us':>11}"
+        if timed
+        else f"{'vecadd GB/s':>12} {'torch GB/s':>11}"
+    )
     lines = [
-        f"{'n':>11} {'dtype':>9} {'layout':>10} {'out':>4} {'vecadd GB/s':>12} "
-        f"{'torch GB/s':>11} {'ratio':>6}"
+        f"{'n':>11} {'dtype':>9} {'layout':>10} {'out':>4} {first} {'ratio':>6} {'spread':>7}  note"
     ]
     for row in rows:
+        if timed:
+            figures = (
+                f"{_median_us(row.vecadd_round_s):>12.2f} {_median_us(row.torch_round_s):>11.2f}"
+            )
+        else:
+            figures = f"{row.vecadd_gbps:>12.1f} {row.torch_gbps:>11.1f}"
+        notes = ["cache-resident"] if row.cache_resident else []
+        if row.mode == "cold" and ceiling_gbps:
+            notes.append(f"{row.vecadd_gbps / ceiling_gbps:.0%} of copy ceiling")
+            if row.device.startswith("cuda"):
+                notes.append(f"{row.vecadd_gbps / H200_HBM_PEAK_GBPS:.0%} of H200 peak")
         lines.append(
             f"{row.n:>11} {row.dtype:>9} {row.layout:>10} {'yes' if row.out else 'no':>4} "
-            f"{row.vecadd_gbps:>12.1f} {row.torch_gbps:>11.1f} {row.ratio:>6.3f}"
+            f"{figures} {row.ratio:>6.3f} {row.spread:>6.1%}  {', '.join(notes)}".rstrip()
         )
     return "\n".join(lines)
+
+
+def summary_lines(rows: list[BandwidthRow]) -> list[str]:
+    """Per mode: the median and worst ratio naming the worst cell; then one warning line per
+    mode whose cells' rounds disagree by more than SPREAD_WARNING."""
+    lines, warnings = [], []
+    modes = list(dict.fromkeys(row.mode for row in rows))
+    for mode in modes:
+        cells = [row for row in rows if row.mode == mode]
+        worst = min(cells, key=lambda row: row.ratio)
+        median = statistics.median(row.ratio for row in cells)
+        lines.append(
+            f"{mode}: median ratio {median:.3f}, worst {worst.ratio:.3f} at {worst.cell()} "
+            f"({len(cells)} cells)"
+        )
+        noisy = [row for row in cells if row.spread > SPREAD_WARNING]
+        if noisy:
+            loudest = max(noisy, key=lambda row: row.spread)
+            warnings.append(
+                f"warning: {mode}: the rounds of {len(noisy)} of {len(cells)} cells disagree by "
+                f"more than {SPREAD_WARNING:.0%} ((max-min)/median of per-round ratios; worst "
+                f"{loudest.spread:.0%} at {loudest.cell()}): rerun with more --rounds or on a "
+                "quieter machine"
+            )
+    return lines + warnings
 
 
 def format_call_cost(rows: list[CallCostRow]) -> str:
@@ -52,33 +139,3 @@ def format_call_cost(rows: list[CallCostRow]) -> str:
             f"{row.case:<34} {row.vecadd_us:>10.2f} {row.torch_us:>13.2f} {row.ratio:>6.3f}"
         )
     return "\n".join(lines)
-
-
-def plot_bandwidth(rows: list[BandwidthRow], path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    series: dict[tuple[str, str, bool], list[BandwidthRow]] = {}
-    for row in rows:
-        series.setdefault((row.dtype, row.layout, row.out), []).append(row)
-    figure, axis = plt.subplots(figsize=(9, 5.5))
-    for index, ((dtype, layout, out), points) in enumerate(sorted(series.items())):
-        color = f"C{index % 10}"
-        label = f"{dtype} {layout}{' out=' if out else ''}"
-        sizes = [p.n for p in points]
-        axis.plot(sizes, [p.vecadd_gbps for p in points], "-", color=color, label=f"vecadd {label}")
-        axis.plot(
-            sizes, [p.torch_gbps for p in points], ":", color=color, label=f"torch.add {label}"
-        )
-    axis.set_xscale("log", base=2)
-    axis.set_xlabel("n (elements)")
-    axis.set_ylabel("GB/s (3 n itemsize bytes per call)")
-    device = torch.device(rows[0].device)
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
-    axis.set_title(f"vecadd.add (solid) vs torch.add (dotted), {name}")
-    axis.grid(True, which="both", alpha=0.3)
-    axis.legend(fontsize=6, ncol=2)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)

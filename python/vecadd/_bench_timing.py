@@ -1,4 +1,5 @@
-"""Timing for ``python -m vecadd bench``: back-to-back batches, CUDA graphs, interleaved rounds."""
+"""Timing for ``python -m vecadd bench``: back-to-back batches, CUDA graphs, cold calls,
+interleaved rounds."""
 
 from __future__ import annotations
 
@@ -78,10 +79,66 @@ def interleaved_medians(
 def seconds_per_call(
     fns: Sequence[Callable[[], object]], device: torch.device, calls: int, rounds: int
 ) -> list[float]:
-    """Median seconds per call of each fn, timed in batches of `calls` back-to-back calls
-    (one CUDA-graph replay on a GPU), the fns interleaved round by round."""
+    """Median over rounds of :func:`batch_samples`, one per fn."""
+    return [statistics.median(s) for s in batch_samples(fns, device, calls, rounds)]
+
+
+def batch_samples(
+    fns: Sequence[Callable[[], object]],
+    device: torch.device,
+    calls: int,
+    rounds: int,
+    graph: bool = True,
+) -> list[list[float]]:
+    """Seconds per call of each fn in each round, timed in batches of `calls` back-to-back
+    calls (one CUDA-graph replay on a GPU when `graph`), the fns interleaved round by round."""
     timer = _timer(device)
-    if device.type != "cuda":
-        return interleaved_medians(fns, lambda fn: timer(fn, calls), rounds)
+    if device.type != "cuda" or not graph:
+        return interleaved_samples(fns, lambda fn: timer(fn, calls), rounds)
     graphs = [_as_graph(fn, device, calls) for fn in fns]
-    return [s / calls for s in interleaved_medians(graphs, lambda fn: timer(fn, 1), rounds)]
+    samples = interleaved_samples(graphs, lambda fn: timer(fn, 1), rounds)
+    return [[s / calls for s in per_fn] for per_fn in samples]
+
+
+def flush_buffer(device: torch.device) -> torch.Tensor:
+    """A buffer twice the size of the last-level cache (256 MiB when unknown, as on a CPU):
+    zeroing it evicts the operands, the idea of triton.testing.do_bench."""
+    size = 256 * 2**20
+    if device.type == "cuda":
+        size = max(2 * torch.cuda.get_device_properties(device).L2_cache_size, 64 * 2**20)
+    return torch.empty(size // 4, dtype=torch.int32, device=device)
+
+
+def cold_samples(
+    fns: Sequence[Callable[[], object]], device: torch.device, calls: int, rounds: int
+) -> list[list[float]]:
+    """Seconds per call of each fn with the cache flushed before every call: per round the
+    median of `calls` calls, the fns interleaved round by round."""
+    flush = flush_buffer(device)
+
+    def one_round_cuda(fn: Callable[[], object]) -> float:
+        # Events around the call alone: the flush queued before it keeps the GPU busy while
+        # the host launches the call, so neither the flush nor the launch gap is counted.
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+        stops = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+        for start, stop in zip(starts, stops, strict=True):
+            flush.zero_()
+            start.record()
+            fn()
+            stop.record()
+        stops[-1].synchronize()
+        return (
+            statistics.median(a.elapsed_time(b) for a, b in zip(starts, stops, strict=True)) / 1e3
+        )
+
+    def one_round_cpu(fn: Callable[[], object]) -> float:
+        times = []
+        for _ in range(calls):
+            flush.zero_()
+            begin = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - begin)
+        return statistics.median(times)
+
+    measure = one_round_cuda if device.type == "cuda" else one_round_cpu
+    return interleaved_samples(fns, measure, rounds)

@@ -1,0 +1,154 @@
+"""The three ways ``python -m vecadd bench --mode`` times vecadd.add against torch.add.
+
+chain: back-to-back calls on the same inputs in a CUDA graph (cache-resident when small);
+cold: the cache flushed before every call; pipeline: a producer writes x, the add runs,
+consumers read z, timed as a whole, eager and in a CUDA graph. Every mode times the two
+side by side, round by round (_bench_timing.interleaved_samples), and keeps paired ratios.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+
+import torch
+
+from ._bench_layouts import bytes_moved, operands
+from ._bench_report import H200_HBM_PEAK_GBPS, BandwidthRow
+from ._bench_timing import batch_samples, cold_samples
+from ._dtypes import dtype_name
+from ._ops import add
+
+MODES = ("chain", "cold", "pipeline")
+
+Call = Callable[[], object]
+
+
+def cache_bytes(device: torch.device) -> int | None:
+    """The GPU's L2 size; None on a CPU, where figures are labelled by the peak alone."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).L2_cache_size
+    return None
+
+
+def _fits(device: torch.device, nbytes: int) -> bool:
+    size = cache_bytes(device)
+    return size is not None and nbytes <= size
+
+
+def _candidates(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, with_out: bool) -> list[Call]:
+    if with_out:
+        return [lambda: add(x, y, out=z), lambda: torch.add(x, y, out=z)]
+    return [lambda: add(x, y), lambda: torch.add(x, y)]
+
+
+def _batch_calls(device: torch.device, nbytes: int) -> int:
+    """Enough back-to-back calls that each timed batch lasts about a millisecond or more."""
+    calls = max(10, min(200, int(2e9 // max(nbytes, 1))))
+    return calls if device.type == "cuda" else max(3, min(calls, 50))
+
+
+def _row(
+    device: torch.device,
+    dtype: torch.dtype,
+    n: int,
+    layout: str,
+    with_out: bool,
+    mode: str,
+    nbytes: int,
+    samples: list[list[float]],
+    resident: bool,
+) -> BandwidthRow:
+    ours, theirs = samples
+    ours_gbps = nbytes / statistics.median(ours) / 1e9
+    theirs_gbps = nbytes / statistics.median(theirs) / 1e9
+    beyond_peak = max(ours_gbps, theirs_gbps) > H200_HBM_PEAK_GBPS
+    return BandwidthRow(
+        str(device), dtype_name(dtype), n, layout, with_out, ours_gbps, theirs_gbps,
+        mode, ours, theirs, resident or beyond_peak,
+    )  # fmt: skip
+
+
+def measure_chain(
+    device: torch.device, dtype: torch.dtype, n: int, layout: str, with_out: bool, rounds: int
+) -> BandwidthRow:
+    x, y, z = operands(n, dtype, device, layout)
+    moved = bytes_moved(x, y, z)
+    calls = _batch_calls(device, moved)
+    samples = batch_samples(_candidates(x, y, z, with_out), device, calls, rounds)
+    return _row(device, dtype, n, layout, with_out, "chain", moved, samples, _fits(device, moved))
+
+
+def measure_cold(
+    device: torch.device, dtype: torch.dtype, n: int, layout: str, with_out: bool, rounds: int
+) -> BandwidthRow:
+    x, y, z = operands(n, dtype, device, layout)
+    calls = 10 if device.type == "cuda" else 3
+    samples = cold_samples(_candidates(x, y, z, with_out), device, calls, rounds)
+    return _row(device, dtype, n, layout, with_out, "cold", bytes_moved(x, y, z), samples, False)
+
+
+def measure_pipeline(
+    device: torch.device, dtype: torch.dtype, n: int, layout: str, with_out: bool, rounds: int
+) -> list[BandwidthRow]:
+    """A producer writes x (x = 2 a), the add runs, consumers read z (w = -z, sum(z)); GB/s
+    count every pipeline byte. Eager on every device, also as a CUDA graph on a GPU."""
+    x, y, z = operands(n, dtype, device, layout)
+    source = x.clone()
+    w = torch.empty_like(z)
+
+    def pipeline(op: Call) -> Call:
+        def run() -> object:
+            torch.mul(source, 2, out=x)
+            result = op()
+            torch.neg(result, out=w)
+            return torch.sum(result)
+
+        return run
+
+    fns = [pipeline(op) for op in _candidates(x, y, z, with_out)]
+    item = z.element_size()
+    nbytes = bytes_moved(x, y, z) + (2 * x.numel() + 3 * z.numel()) * item
+    resident = _fits(device, (2 * x.numel() + y.numel() + 2 * z.numel()) * item)
+    calls = _batch_calls(device, nbytes)
+    variants = [("pipeline-eager", False)] + (
+        [("pipeline-graph", True)] if device.type == "cuda" else []
+    )
+    rows = []
+    for mode, graph in variants:
+        samples = batch_samples(fns, device, calls, rounds, graph=graph)
+        rows.append(_row(device, dtype, n, layout, with_out, mode, nbytes, samples, resident))
+    return rows
+
+
+def measure(
+    mode: str,
+    device: torch.device,
+    dtype: torch.dtype,
+    n: int,
+    layout: str,
+    with_out: bool,
+    rounds: int,
+) -> list[BandwidthRow]:
+    if mode == "pipeline":
+        return measure_pipeline(device, dtype, n, layout, with_out, rounds)
+    measure_one = measure_chain if mode == "chain" else measure_cold
+    return [measure_one(device, dtype, n, layout, with_out, rounds)]
+
+
+def copy_ceiling(device: torch.device, n: int, rounds: int, cold: bool = False) -> float:
+    """GB/s of torch's device copy z.copy_(x) (read n, write n, float32): the memory ceiling,
+    back to back or with the cache flushed before every copy."""
+    x = torch.randn(n, device=device)
+    z = torch.empty_like(x)
+    nbytes = 2 * n * 4
+
+    def copy() -> object:
+        return z.copy_(x)
+
+    if cold:
+        (seconds,) = cold_samples([copy], device, 10 if device.type == "cuda" else 3, rounds)
+    else:
+        calls = max(3, min(50, int(2e9 // nbytes)))
+        (seconds,) = batch_samples([copy], device, calls, rounds)
+    return nbytes / statistics.median(seconds) / 1e9
