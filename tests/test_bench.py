@@ -352,7 +352,7 @@ def test_cli_bench_cold_and_pipeline_modes_on_cpu(tmp_path):
         assert f"mode {mode}: " in ran.stdout
         assert f"\n{mode}: median ratio " in ran.stdout
     assert "of copy ceiling" in ran.stdout
-    assert "cold copy ceiling (L2 flushed before each copy)" in ran.stdout
+    assert "cold copy ceiling (cache flushed before each copy)" in ran.stdout
 
 
 @pytest.mark.cuda
@@ -377,6 +377,7 @@ def test_cli_bench_cold_and_pipeline_modes_on_cuda(tmp_path, capsys):
         # A pipeline of 2**14 elements fits in any recent GPU's L2; flushed calls never do.
         assert row["cache_resident"] == row["mode"].startswith("pipeline")
     assert "of H200 peak" in printed
+    assert "H200 HBM3e peak (datasheet): 4800 GB/s" in printed
 
 
 @pytest.mark.cuda
