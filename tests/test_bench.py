@@ -341,8 +341,7 @@ def test_cli_bench_cold_and_pipeline_modes_on_cpu(tmp_path):
     assert record["cold_copy_ceiling_gbps"] > 0
     rows = record["bandwidth"]
     # On a CPU the pipeline runs eager only; no CUDA graph.
-    assert sorted({row["mode"] for row in rows}) == ["cold", "pipeline-eager"]
-    assert len(rows) == 2 * 2 * 2
+    assert [row["mode"] for row in rows] == ["cold"] * 4 + ["pipeline-eager"] * 4
     for row in rows:
         assert len(row["round_ratios"]) == 3
         assert row["ratio_min"] <= row["ratio"] <= row["ratio_max"]
@@ -425,3 +424,30 @@ def test_plots_from_crafted_rows(tmp_path):
     assert [4800.0, 4800.0] in ys
     for written in (path, tmp_path / "bench-cold-bandwidth.png"):
         assert written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_rows_of_one_kind_stay_together_when_a_cell_gives_several(monkeypatch):
+    import copy
+
+    import torch
+
+    import vecadd._bench as bench
+
+    measured = bench.measure
+
+    def with_a_graphed_row(mode, *arguments):
+        rows = measured(mode, *arguments)
+        if mode == "pipeline":  # as on a GPU: an eager and a graphed row per cell
+            graphed = copy.copy(rows[0])
+            graphed.mode = "pipeline-graph"
+            rows.append(graphed)
+        return rows
+
+    monkeypatch.setattr(bench, "measure", with_a_graphed_row)
+    rows = bench.run_bandwidth(
+        torch.device("cpu"), ["chain", "pipeline"], ["float32"], [10, 12], ["contiguous"],
+        [False, True], 1,
+    )  # fmt: skip
+    kinds = ["chain", "pipeline-eager", "pipeline-graph"]
+    assert [row.mode for row in rows] == [kind for kind in kinds for _ in range(4)]
+    assert [row.n for row in rows[4:8]] == [2**10, 2**10, 2**12, 2**12]
