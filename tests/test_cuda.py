@@ -122,8 +122,9 @@ def _l2_bytes() -> int:
     return getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
 
 
-# Below 4 MiB in all (128-thread blocks) and above it (1024-thread blocks, streaming
-# stores), the large shape just above the threshold, within and beyond the L2.
+# Below 4 MiB in all (128-thread blocks) and above it (1024-thread blocks; streaming stores
+# once z alone outgrows the L2), the large shape just above the threshold, within and
+# beyond the L2.
 ARRAY_SIZES = {
     "small": lambda: 1 << 20,
     "medium": lambda: 6 << 20,
@@ -149,6 +150,22 @@ def test_large_arrays_take_large_blocks(size):
     kernels = [event.name for event in profile.events() if "add_contiguous_kernel" in event.name]
     assert len(kernels) == 1, kernels
     assert ("1024" in kernels[0]) == (size != "small"), kernels
+
+
+@pytest.mark.profiler
+@pytest.mark.parametrize(
+    ("l2_multiple", "streaming"), [(0.1, False), (2, False), (4, True)], ids=str
+)
+def test_streaming_stores_only_where_z_outgrows_the_l2(l2_multiple, streaming):
+    # x, y and z together take l2_multiple times the L2: z alone outgrows it at 4 (4/3 L2).
+    n = _elements_for(int(l2_multiple * _l2_bytes()), torch.float32)
+    x = torch.randn(n, device="cuda")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        vecadd.add(x, x)
+        torch.cuda.synchronize()
+    (kernel,) = [event.name for event in profile.events() if "add_contiguous_kernel" in event.name]
+    assert "1024" in kernel, kernel
+    assert ("StoreCaching)1" in kernel or "kStreaming" in kernel) == streaming, kernel
 
 
 def test_runs_on_the_current_stream():

@@ -3,6 +3,7 @@
 // contiguous or repeated in x and y (the usual broadcasts), and an index-decomposing
 // kernel for everything else. The planner (plan.cpp) picks one; this file launches it.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "contiguous_kernel.cuh"
@@ -25,8 +26,10 @@ constexpr int kVectorBytes = 16;
 // H200 (docs/kernel-notes.md, version 14):
 // - Short calls keep 128-thread blocks and let the next kernel launch as soon as every block
 //   has started, which hides most of the launch latency between back-to-back calls.
-// - Longer aligned contiguous calls take 1024-thread blocks with streaming stores (evicted
-//   first, leaving the L2 to x and y), and let the next kernel launch after their stores.
+// - Longer aligned contiguous calls take 1024-thread blocks and let the next kernel launch
+//   after their stores. Their stores stream (evicted first) only once z alone outgrows the
+//   L2: below that, the kernel that reads z next finds it there (cold and pipeline modes of
+//   the benchmark, docs/kernel-notes.md version 15).
 // - Longer 128-thread grids let it launch only as they exit: an earlier launch cost them up
 //   to 40 %.
 constexpr std::int64_t kShortCallBytes = std::int64_t{4} << 20;
@@ -158,6 +161,24 @@ cudaError_t launch_strided(const T* x, const T* y, T* z, const StridedLayout& la
       z, Indexer::of(layout), static_cast<typename Indexer::Index>(count), alpha);
 }
 
+// Bytes of the current device's L2 cache, looked up once per device (0 when unknown).
+std::int64_t l2_cache_bytes() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<std::int64_t> known[kMaxDevices] = {};  // 0 not looked up, -1 unknown
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) {
+    return 0;
+  }
+  std::int64_t bytes = known[device].load(std::memory_order_relaxed);
+  if (bytes == 0) {
+    int value = 0;
+    const bool read = cudaDeviceGetAttribute(&value, cudaDevAttrL2CacheSize, device) == cudaSuccess;
+    bytes = read && value > 0 ? value : -1;
+    known[device].store(bytes, std::memory_order_relaxed);
+  }
+  return bytes > 0 ? bytes : 0;
+}
+
 // The launch shape for n contiguous elements with 16-byte aligned operands.
 template <class T, class Index>
 cudaError_t launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
@@ -168,8 +189,14 @@ cudaError_t launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
     return detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream,
                                                                detail::Overlap::kNextAtStart);
   }
-  return detail::launch_contiguous<T, kWidth, 1024, 1, Index, detail::StoreCaching::kStreaming>(
-      x, y, z, n, alpha, stream, detail::Overlap::kNextAfterStores);
+  // Streaming (evict-first) stores only where z cannot stay in the L2 anyway: below that,
+  // the kernel after this one finds z there.
+  if (n * static_cast<std::int64_t>(sizeof(T)) > l2_cache_bytes()) {
+    return detail::launch_contiguous<T, kWidth, 1024, 1, Index, detail::StoreCaching::kStreaming>(
+        x, y, z, n, alpha, stream, detail::Overlap::kNextAfterStores);
+  }
+  return detail::launch_contiguous<T, kWidth, 1024, 1, Index>(x, y, z, n, alpha, stream,
+                                                              detail::Overlap::kNextAfterStores);
 }
 
 // One launch of the plan's kernel over its layout, from the given element offsets.
