@@ -1,8 +1,10 @@
-"""scikit-build-core metadata provider: pins torch to the series the wheel is built against.
+"""scikit-build-core dynamic-metadata provider: pins torch to the series a wheel is built against.
 
 A compiled extension only loads under the torch minor series it was compiled with, so the
 wheel's Requires-Dist must say ``torch==X.Y.*`` for the torch that is importable at build
-time (builds run without isolation, against the user's torch).
+time (builds run without isolation, against the user's torch). An sdist states the range the
+sources build against instead and marks Requires-Dist as Dynamic (PEP 643), since the wheels
+built from it pin whatever torch their builder has.
 
 Usage: python packaging/torch_pin.py [TORCH_VERSION]   (prints the requirement; default:
 the importable torch's version)
@@ -39,14 +41,33 @@ def torch_requirement(torch_version: str) -> str:
     return f"torch=={torch_series(torch_version)}.*"
 
 
-def dynamic_metadata(field: str, settings: Mapping[str, Any] | None = None) -> list[str]:
-    if field != "dependencies":
-        raise ValueError(f"torch_pin provides 'dependencies', not {field!r}")
+# The build being made, reported by scikit-build-core before dynamic_metadata is called.
+_build_state = "wheel"
+
+
+def build_state(state: str) -> None:
+    global _build_state
+    _build_state = state
+
+
+def dynamic_wheel(settings: Mapping[str, Any]) -> dict[str, bool]:
+    # An sdist states the range its sources support; each wheel built from it pins its torch.
+    return {"dependencies": True}
+
+
+def requirement_for(state: str) -> str:
+    """The torch requirement of an sdist (the sources' range) or of a wheel (the pin)."""
+    if state == "sdist":
+        return SOURCE_REQUIREMENT
     try:
         import torch
     except ImportError:
-        return [SOURCE_REQUIREMENT]
-    return [torch_requirement(torch.__version__)]
+        return SOURCE_REQUIREMENT
+    return torch_requirement(torch.__version__)
+
+
+def dynamic_metadata(settings: Mapping[str, Any], project: Mapping[str, Any]) -> dict[str, Any]:
+    return {"dependencies": [requirement_for(_build_state)]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("torch_version", nargs="?", help="default: the importable torch")
     args = parser.parse_args(argv)
     if args.torch_version is None:
-        print(dynamic_metadata("dependencies")[0])
+        print(requirement_for("wheel"))
         return 0
     try:
         print(torch_requirement(args.torch_version))

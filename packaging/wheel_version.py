@@ -1,7 +1,7 @@
-"""scikit-build-core metadata provider: the version, with the wheel's local label if any.
+"""scikit-build-core dynamic-metadata provider: the version, with the wheel's local label if any.
 
-The release number lives once, in pyproject.toml's ``[tool.scikit-build.metadata.version]``
-table (``version = "X.Y.Z"``). A wheel for a CUDA toolkit other than the default one gets a
+The release number lives once, in pyproject.toml's ``wheel_version`` entry of
+``[[tool.dynamic-metadata]]`` (``version = "X.Y.Z"``). A wheel for a CUDA toolkit other than the default one gets a
 local label from the environment variable named there (``VECADD_WHEEL_LABEL=cu128`` ->
 ``X.Y.Z+cu128``), so its file name and METADATA agree without rewriting pyproject.toml.
 
@@ -37,25 +37,28 @@ def labelled_version(version: str, label: str, source: str = "label") -> str:
     return f"{version}+{label}"
 
 
-def dynamic_metadata(field: str, settings: Mapping[str, Any] | None = None) -> str:
-    if field != "version":
-        raise ValueError(f"wheel_version provides 'version', not {field!r}")
-    settings = settings or {}
+def version_from(settings: Mapping[str, Any]) -> str:
+    """The version a build gets from the provider's settings and the environment."""
     if set(settings) != {"version", "label-from"}:
         raise ValueError(
-            "[tool.scikit-build.metadata.version] needs exactly the keys 'version' and "
-            f"'label-from', not {sorted(settings)}"
+            "the wheel_version entry of [[tool.dynamic-metadata]] needs exactly the keys "
+            f"'version' and 'label-from', not {sorted(settings)}"
         )
     variable = settings["label-from"]
     return labelled_version(settings["version"], os.environ.get(variable, ""), variable)
 
 
+def dynamic_metadata(settings: Mapping[str, Any], project: Mapping[str, Any]) -> dict[str, str]:
+    return {"version": version_from(settings)}
+
+
 def project_settings(pyproject: Path = PYPROJECT) -> dict[str, str]:
-    """The provider's table in pyproject.toml, less the keys scikit-build-core consumes."""
+    """The provider's entry in pyproject.toml, less the key scikit-build-core consumes."""
     import tomllib
 
-    table = tomllib.loads(pyproject.read_text())["tool"]["scikit-build"]["metadata"]["version"]
-    return {k: v for k, v in table.items() if k not in ("provider", "provider-path")}
+    entries = tomllib.loads(pyproject.read_text())["tool"]["dynamic-metadata"]
+    (table,) = [e for e in entries if e["provider"].get("module") == "wheel_version"]
+    return {k: v for k, v in table.items() if k != "provider"}
 
 
 def main(argv: list[str] | None = None) -> int:
