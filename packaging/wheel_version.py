@@ -1,9 +1,10 @@
 """scikit-build-core dynamic-metadata provider: the version, with the wheel's local label if any.
 
 The release number lives once, in pyproject.toml's ``wheel_version`` entry of
-``[[tool.dynamic-metadata]]`` (``version = "X.Y.Z"``). A wheel for a CUDA toolkit other than the default one gets a
-local label from the environment variable named there (``VECADD_WHEEL_LABEL=cu128`` ->
-``X.Y.Z+cu128``), so its file name and METADATA agree without rewriting pyproject.toml.
+``[[tool.dynamic-metadata]]`` (``version = "X.Y.Z"``). A wheel for a CUDA toolkit other than
+the default one gets a local label from the environment variable named there
+(``VECADD_WHEEL_LABEL=cu128`` -> ``X.Y.Z+cu128``), so its file name and METADATA agree
+without rewriting pyproject.toml.
 
 Usage: python packaging/wheel_version.py [--label LABEL]   (prints the version a build gets;
 default label: the environment's; needs Python 3.11+ to read pyproject.toml)
