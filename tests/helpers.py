@@ -5,13 +5,13 @@ stay in conftest.py)."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import torch
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,11 +61,9 @@ def assert_matches_torch_add(
     torch.testing.assert_close(result.double()[~finite], exact[~finite], equal_nan=True)
 
 
-def torch_series(version: str) -> str:
-    """'2.14.1+cu130' -> '2.14', the part of a torch version an extension is pinned to."""
-    match = re.match(r"\d+\.\d+", version)
-    assert match is not None, f"not a torch version: {version!r}"
-    return match.group(0)
+def major_minor(version: str) -> str:
+    """'2.14.1+cu130' -> '2.14', read as PEP 440 does (independently of vecadd's own rule)."""
+    return ".".join(str(part) for part in Version(version).release[:2])
 
 
 # ---------------------------------------------------------------- CMake and pip

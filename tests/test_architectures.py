@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from build_helpers import (
+from helpers import (
     ROOT,
     cmake_build,
     cmake_configure,

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import vecadd
-from helpers import torch_series
+from helpers import major_minor
 from vecadd import _loader
 
 
@@ -31,7 +31,7 @@ def test_build_info_describes_this_build():
     info = vecadd.build_info()
     assert set(info) == {"version", "torch_version", "cuda_version", "cuda_archs", "with_cuda"}
     assert info["version"] == vecadd.__version__
-    assert torch_series(info["torch_version"]) == torch_series(torch.__version__)
+    assert major_minor(info["torch_version"]) == major_minor(torch.__version__)
     if info["with_cuda"]:
         assert info["cuda_version"] is not None
         assert info["cuda_archs"], "a CUDA build must embed at least one architecture"
@@ -123,7 +123,7 @@ def test_cli_usage_errors_have_no_traceback(arguments):
 
 def test_installed_metadata_pins_the_torch_series_built_against():
     pins = [r for r in requires("vecadd") or [] if r.startswith("torch")]
-    assert pins == [f"torch=={torch_series(vecadd.build_info()['torch_version'])}.*"]
+    assert pins == [f"torch=={major_minor(vecadd.build_info()['torch_version'])}.*"]
 
 
 NO_GPU_SCRIPT = """

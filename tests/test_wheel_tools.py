@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from build_helpers import ROOT, cmake_executable
+from helpers import ROOT, cmake_executable
 
 PACKAGING = ROOT / "packaging"
 MATRIX_FILE = ROOT / ".github" / "wheel-matrix.json"
