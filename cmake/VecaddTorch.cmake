@@ -2,11 +2,12 @@
 # decide vecadd's CUDA architectures or flags.
 
 # What the Python interpreter's torch is: sets VECADD_TORCH_VERSION, VECADD_TORCH_CUDA
-# (its CUDA version, empty for a CPU-only build) and VECADD_TORCH_CMAKE_PREFIX.
+# (its CUDA version, empty for a CPU-only build), VECADD_TORCH_CMAKE_PREFIX and the
+# directories of its headers and libraries (VECADD_TORCH_INCLUDE_DIR, VECADD_TORCH_LIBRARY_DIR).
 function(vecadd_query_torch python)
   execute_process(
     COMMAND "${python}" -c
-      "import sys, torch; sys.stdout.write('|'.join([torch.__version__, torch.version.cuda or '', torch.utils.cmake_prefix_path]))"
+      "import os, sys, torch; root = os.path.dirname(torch.__file__); sys.stdout.write('|'.join([torch.__version__, torch.version.cuda or '', torch.utils.cmake_prefix_path, os.path.join(root, 'include'), os.path.join(root, 'lib')]))"
     OUTPUT_VARIABLE _answer
     ERROR_VARIABLE _error
     RESULT_VARIABLE _status)
@@ -20,9 +21,13 @@ function(vecadd_query_torch python)
   list(GET _fields 0 _version)
   list(GET _fields 1 _cuda)
   list(GET _fields 2 _prefix)
+  list(GET _fields 3 _include)
+  list(GET _fields 4 _library)
   set(VECADD_TORCH_VERSION "${_version}" PARENT_SCOPE)
   set(VECADD_TORCH_CUDA "${_cuda}" PARENT_SCOPE)
   set(VECADD_TORCH_CMAKE_PREFIX "${_prefix}" PARENT_SCOPE)
+  set(VECADD_TORCH_INCLUDE_DIR "${_include}" PARENT_SCOPE)
+  set(VECADD_TORCH_LIBRARY_DIR "${_library}" PARENT_SCOPE)
 endfunction()
 
 # find_package(Torch) appends its own -gencode flags to CMAKE_CUDA_FLAGS and resets

@@ -22,11 +22,9 @@ __all__ = [
 
 # `python -m vecadd --cmakedir` runs this file first, for CMake, which wants a path, not torch.
 if not running_as_path_query():
-    import torch  # noqa: F401  (torch's libraries must be loaded before vecadd._C)
+    import torch  # noqa: F401  (torch's libraries must be loaded before vecadd's own)
 
-    from ._loader import load_extension
-
-    _C = load_extension()
+    from . import _library
 
     from ._dtypes import SUPPORTED_DTYPES
     from ._module import VecAdd

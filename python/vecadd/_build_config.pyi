@@ -1,8 +1,10 @@
-"""Type stub of the build description CMake generates next to vecadd._C."""
+"""Type stub of the build description CMake generates beside vecadd's compiled operators."""
 
 from typing import Final
 
 VERSION: Final[str]
+TORCH_ABI: Final[str]
 TORCH_VERSION: Final[str]
+TORCH_REQUIREMENT: Final[str]
 CUDA_VERSION: Final[str | None]
 WITH_CUDA: Final[bool]

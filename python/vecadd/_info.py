@@ -12,13 +12,17 @@ _INSTALL_DIR = Path(_build_config.__file__).resolve().parent
 
 
 def build_info() -> dict[str, Any]:
-    """How vecadd was built: its version, the torch and CUDA it was built against and the
-    CUDA architectures really embedded in the kernels (read from the built binary)."""
+    """How vecadd was built: its version, which torch API its operators use (``"stable"``: the
+    LibTorch stable ABI, or ``"native"``), the torch it was built against and the torch
+    versions it loads under, the CUDA it was built with and the CUDA architectures really
+    embedded in the kernels (read from the built binary)."""
     archs_file = _INSTALL_DIR / "cuda_archs.txt"
     archs = archs_file.read_text().split() if archs_file.exists() else []
     return {
         "version": _build_config.VERSION,
+        "torch_abi": _build_config.TORCH_ABI,
         "torch_version": _build_config.TORCH_VERSION,
+        "torch_requirement": _build_config.TORCH_REQUIREMENT,
         "cuda_version": _build_config.CUDA_VERSION,
         "cuda_archs": archs,
         "with_cuda": _build_config.WITH_CUDA,

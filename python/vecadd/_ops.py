@@ -1,18 +1,57 @@
-"""vecadd.add: the Python face of the torch.ops.vecadd.add operator.
+"""vecadd.add: the Python face of the torch.ops.vecadd.add operator, the same for both builds.
 
-Autograd, the Meta (fake) kernel and the CPU/CUDA kernels are all registered in C++, so
-this wrapper only picks the leanest way in.
+It words the errors of arguments that are not tensors or numbers, turns alpha into the float
+the schema takes (refusing an int that a float cannot hold exactly), and picks the leanest way
+in: the native build's vecadd._C entry for plain tensors, else the dispatcher's op.
 """
 
 from __future__ import annotations
 
 import torch
 
-from . import _C
+from ._library import native_module
 
 _add_functional = torch.ops.vecadd.add.default
 _add_out = torch.ops.vecadd.add.out
 _is_compiling = torch.compiler.is_compiling
+_native_add = native_module.add if native_module is not None else None
+_EXACT_INTEGER_LIMIT = 2**53  # every integer up to 2^53 is a float, some beyond are not
+# The stable ABI delivers every C++ error as a RuntimeError whose first word is its kind.
+_KINDS = {"TypeError: ": TypeError, "ValueError: ": ValueError}
+
+
+def _alpha_as_float(alpha: object) -> float:
+    if isinstance(alpha, float):
+        return alpha
+    if not isinstance(alpha, int):
+        raise TypeError(
+            f"vecadd.add(): argument 'alpha' must be a real number (int or float), got "
+            f"{type(alpha).__name__}"
+        )
+    value = float(alpha)  # OverflowError beyond the float range, which says so
+    if abs(alpha) > _EXACT_INTEGER_LIMIT and int(value) != alpha:
+        raise ValueError(
+            f"vecadd.add(): argument 'alpha' is {alpha}, which a float cannot hold exactly (the "
+            f"op takes alpha as a float); expected an integer a float holds exactly, e.g. of "
+            f"magnitude at most 2**53"
+        )
+    return value
+
+
+def _check_tensor(value: object, name: str) -> None:
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(
+            f"vecadd.add(): argument '{name}' must be a torch.Tensor, got {type(value).__name__}; "
+            "expected a tensor (wrap numbers or lists with torch.as_tensor)"
+        )
+
+
+def _typed(error: RuntimeError) -> Exception:
+    message = str(error)
+    for prefix, kind in _KINDS.items():
+        if message.startswith(prefix):
+            return kind(message.removeprefix(prefix))
+    return error
 
 
 def add(
@@ -30,12 +69,27 @@ def add(
     broadcast shape, the inputs' dtype and device, and may be ``x`` or ``y`` itself but
     must not partly overlap them. Differentiable with respect to ``x`` and ``y``.
     """
-    if not _is_compiling():
-        result = _C.add(x, y, alpha, out)
+    if _native_add is not None and not _is_compiling():
+        result = _native_add(x, y, alpha, out)
         if result is not NotImplemented:
             return result
-    # Tensor subclasses and torch.compile go through the dispatcher's Python-visible op.
+    _check_tensor(x, "x")
+    _check_tensor(y, "y")
+    alpha = _alpha_as_float(alpha)
+    if _is_compiling():
+        return _call(x, y, alpha, out)
+    try:
+        return _call(x, y, alpha, out)
+    except RuntimeError as error:
+        typed = _typed(error)
+        if typed is error:
+            raise
+        raise typed from None
+
+
+def _call(x: torch.Tensor, y: torch.Tensor, alpha: float, out: torch.Tensor | None):
     if out is None:
         return _add_functional(x, y, alpha=alpha)
+    _check_tensor(out, "out")
     _add_out(x, y, alpha=alpha, out=out)
     return out

@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "messages.h"
+#include "call_rules.h"
 #include "ops.h"
 
 namespace vecadd::torch_binding {
@@ -20,7 +20,7 @@ namespace {
 // Backward of z = x + alpha * y: dz/dx = 1 and dz/dy = alpha, summed back over broadcast
 // dimensions. Built from torch ops, so the backward is itself differentiable.
 struct AddBackward final : public torch::autograd::Node {
-  c10::Scalar alpha;
+  double alpha = 1;
   std::vector<c10::SymInt> x_sizes;
   std::vector<c10::SymInt> y_sizes;
 
@@ -36,8 +36,7 @@ struct AddBackward final : public torch::autograd::Node {
       result[0] = at::sum_to(grad, x_sizes);
     }
     if (should_compute_output(1)) {
-      const bool unit_alpha = alpha.isIntegral(/*includeBool=*/true) && alpha.toLong() == 1;
-      result[1] = at::sum_to(unit_alpha ? grad : grad.mul(alpha), y_sizes);
+      result[1] = at::sum_to(alpha == 1 ? grad : grad.mul(alpha), y_sizes);
     }
     return result;
   }
@@ -59,7 +58,7 @@ auto make_node() {
 
 }  // namespace
 
-at::Tensor add_autograd(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha) {
+at::Tensor add_autograd(const at::Tensor& x, const at::Tensor& y, double alpha) {
   const bool needs_grad = torch::autograd::compute_requires_grad(x, y);
   at::Tensor result;
   {
@@ -77,11 +76,11 @@ at::Tensor add_autograd(const at::Tensor& x, const at::Tensor& y, const c10::Sca
   return result;
 }
 
-void add_out_autograd(const at::Tensor& x, const at::Tensor& y, const c10::Scalar& alpha,
+void add_out_autograd(const at::Tensor& x, const at::Tensor& y, double alpha,
                       at::Tensor& out) {
   TORCH_CHECK(!(at::GradMode::is_enabled() &&
                 (x.requires_grad() || y.requires_grad() || out.requires_grad())),
-              kOp,
+              binding::kOp,
               ": out= cannot be used when x, y or out requires grad (autograd does not "
               "flow through out=); expected no out= (call vecadd.add(x, y)) or a call inside "
               "torch.no_grad()");

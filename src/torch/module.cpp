@@ -12,45 +12,31 @@
 namespace vecadd::torch_binding {
 namespace {
 
-PyObject* raise_not_a_tensor(const char* name, PyObject* given) {
-  PyErr_Format(PyExc_TypeError,
-               "vecadd.add(): argument '%s' must be a torch.Tensor, got %s; expected a tensor "
-               "(wrap numbers or lists with torch.as_tensor)",
-               name, Py_TYPE(given)->tp_name);
-  return nullptr;
-}
-
-// alpha from a Python bool, int or float; anything else is a TypeError naming it.
-bool scalar_from_python(PyObject* value, c10::Scalar& scalar) {
-  if (PyBool_Check(value)) {
-    scalar = c10::Scalar(value == Py_True);
+// alpha as the double the schema takes, for the values that convert without a question: a
+// float, a bool, or an int a double holds exactly. Anything else goes through Python
+// (vecadd._ops), which owns the words of alpha's errors.
+bool double_from_python(PyObject* value, double& alpha) {
+  if (PyFloat_CheckExact(value)) {
+    alpha = PyFloat_AS_DOUBLE(value);
     return true;
   }
-  if (PyLong_Check(value)) {
-    int overflow = 0;
-    const long long integer = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (overflow != 0) {
-      PyErr_SetString(PyExc_OverflowError,
-                      "vecadd.add(): argument 'alpha' does not fit in 64 bits; expected an "
-                      "integer between -2**63 and 2**63-1");
-      return false;
-    }
-    scalar = c10::Scalar(static_cast<int64_t>(integer));
-    return true;
+  if (!PyLong_Check(value)) {  // bool is an int subclass
+    return false;
   }
-  if (PyFloat_Check(value)) {
-    scalar = c10::Scalar(PyFloat_AS_DOUBLE(value));
-    return true;
+  int overflow = 0;
+  const long long integer = PyLong_AsLongLongAndOverflow(value, &overflow);
+  constexpr long long kExactLimit = 1LL << 53;  // every integer up to 2^53 is a double
+  if (overflow != 0 || integer > kExactLimit || integer < -kExactLimit) {
+    return false;
   }
-  PyErr_Format(PyExc_TypeError,
-               "vecadd.add(): argument 'alpha' must be a real number (int or float), got %s",
-               Py_TYPE(value)->tp_name);
-  return false;
+  alpha = static_cast<double>(integer);
+  return true;
 }
 
 // add(x, y, alpha, out): the hot path behind vecadd.add for plain tensors. Returns
-// NotImplemented for tensor subclasses so that the Python face can honour
-// __torch_function__ by going through torch.ops.vecadd.add instead.
+// NotImplemented for anything but plain tensors (so that the Python face can honour
+// __torch_function__ through torch.ops.vecadd.add, and word the errors of wrong arguments)
+// and for an alpha it does not convert.
 PyObject* add_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
   if (nargs != 4) {
@@ -62,22 +48,13 @@ PyObject* add_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t narg
   PyObject* const y_object = args[1];
   PyObject* const alpha_object = args[2];
   PyObject* const out_object = args[3] == Py_None ? nullptr : args[3];
-  if (!THPVariable_Check(x_object)) {
-    return raise_not_a_tensor("x", x_object);
-  }
-  if (!THPVariable_Check(y_object)) {
-    return raise_not_a_tensor("y", y_object);
-  }
-  if (out_object != nullptr && !THPVariable_Check(out_object)) {
-    return raise_not_a_tensor("out", out_object);
-  }
   if (!THPVariable_CheckExact(x_object) || !THPVariable_CheckExact(y_object) ||
       (out_object != nullptr && !THPVariable_CheckExact(out_object))) {
     Py_RETURN_NOTIMPLEMENTED;
   }
-  c10::Scalar alpha;
-  if (!scalar_from_python(alpha_object, alpha)) {
-    return nullptr;
+  double alpha = 1;
+  if (!double_from_python(alpha_object, alpha)) {
+    Py_RETURN_NOTIMPLEMENTED;
   }
   const at::Tensor& x = THPVariable_Unpack(x_object);
   const at::Tensor& y = THPVariable_Unpack(y_object);

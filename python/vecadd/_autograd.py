@@ -1,0 +1,47 @@
+"""Autograd of vecadd::add for the stable build, registered from Python (the stable ABI has no
+C++ autograd; the native build records the same backward in C++)."""
+
+from __future__ import annotations
+
+import torch
+
+
+def _setup_context(ctx, inputs, keyword_only_inputs, output) -> None:
+    x, y = inputs
+    ctx.alpha = keyword_only_inputs.get("alpha", 1.0)
+    ctx.x_shape = x.shape
+    ctx.y_shape = y.shape
+
+
+def _backward(ctx, grad: torch.Tensor):
+    # z = x + alpha * y: dz/dx = 1 and dz/dy = alpha, summed back over broadcast dimensions;
+    # built from torch ops, so the backward is itself differentiable.
+    grad_x = grad.sum_to_size(ctx.x_shape) if ctx.needs_input_grad[0] else None
+    grad_y = None
+    if ctx.needs_input_grad[1]:
+        scaled = grad if ctx.alpha == 1 else grad * ctx.alpha
+        grad_y = scaled.sum_to_size(ctx.y_shape)
+    return grad_x, grad_y
+
+
+torch.library.register_autograd("vecadd::add", _backward, setup_context=_setup_context)
+
+# out= is not differentiable (as in the native build): refused when anything requires grad
+# under grad mode; otherwise the kernel runs and out's version counter moves, so that
+# autograd notices a saved tensor overwritten through out=.
+_OUT_WITH_GRAD = (
+    "vecadd.add(): out= cannot be used when x, y or out requires grad (autograd does not flow "
+    "through out=); expected no out= (call vecadd.add(x, y)) or a call inside torch.no_grad()"
+)
+_add_out = torch.ops.vecadd.add.out
+_library = torch.library.Library("vecadd", "IMPL")
+
+
+def _add_out_autograd(keyset, x, y, *, alpha=1.0, out):
+    if torch.is_grad_enabled() and (x.requires_grad or y.requires_grad or out.requires_grad):
+        raise RuntimeError(_OUT_WITH_GRAD)
+    _add_out.redispatch(keyset & torch._C._after_autograd_keyset, x, y, alpha=alpha, out=out)
+    torch.autograd.graph.increment_version(out)
+
+
+_library.impl("add.out", _add_out_autograd, "Autograd", with_keyset=True)

@@ -1,0 +1,27 @@
+"""The vecadd operators: their schemas (one contract for both builds), the compiled kernels of
+the installed build, and what is registered from Python: the fake kernels (both builds) and,
+for the stable build, autograd (the stable ABI has no C++ autograd)."""
+
+from __future__ import annotations
+
+import torch
+
+from . import _build_config
+from ._loader import load_operators
+
+# alpha is a float: the stable ABI has no Scalar in schemas (vecadd.add checks that an int
+# alpha survives the conversion).
+ADD_SCHEMA = "add(Tensor x, Tensor y, *, float alpha=1) -> Tensor"
+ADD_OUT_SCHEMA = "add.out(Tensor x, Tensor y, *, float alpha=1, Tensor(a!) out) -> ()"
+
+_definitions = torch.library.Library("vecadd", "DEF")
+_definitions.define(ADD_SCHEMA, tags=(torch.Tag.pt2_compliant_tag,))
+_definitions.define(ADD_OUT_SCHEMA, tags=(torch.Tag.pt2_compliant_tag,))
+
+# vecadd._C for the native build, None for the stable one (a library torch loads).
+native_module = load_operators()
+
+from . import _fake  # noqa: E402, F401  (registers the fake kernels)
+
+if _build_config.TORCH_ABI == "stable":
+    from . import _autograd  # noqa: E402, F401  (registers autograd)

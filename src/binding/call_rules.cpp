@@ -1,0 +1,73 @@
+#include "call_rules.h"
+
+#include <cstdio>
+#include <utility>
+
+namespace vecadd::binding {
+
+std::string number_text(double value) {
+  char text[32];
+  if (std::isfinite(value) && value == std::trunc(value) && std::abs(value) < 1e16) {
+    std::snprintf(text, sizeof text, "%.0f", value);
+  } else {
+    std::snprintf(text, sizeof text, "%.17g", value);
+  }
+  return text;
+}
+
+bool byte_ranges_intersect(const void* a, const Operand& a_shape, const void* b,
+                           const Operand& b_shape, std::size_t element_size) {
+  const auto span = [element_size](const void* data, const Operand& shape) {
+    std::int64_t low = 0;
+    std::int64_t high = 0;
+    for (int d = 0; d < shape.ndim; ++d) {
+      const std::int64_t step = (shape.sizes[d] - 1) * shape.strides[d];
+      (step < 0 ? low : high) += step;
+    }
+    const auto* base = static_cast<const char*>(data);
+    const auto bytes = static_cast<std::int64_t>(element_size);
+    return std::pair{base + low * bytes, base + (high + 1) * bytes};
+  };
+  const auto [a_first, a_last] = span(a, a_shape);
+  const auto [b_first, b_last] = span(b, b_shape);
+  return a_first < b_last && b_first < a_last;
+}
+
+bool has_repeated_elements(const Operand& shape) {
+  for (int d = 0; d < shape.ndim; ++d) {
+    if (shape.sizes[d] > 1 && shape.strides[d] == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+#if VECADD_WITH_CUDA
+Problem launch_problem(cudaError_t status, int device_index, const std::string& device) {
+  const bool no_image = status == cudaErrorNoKernelImageForDevice ||
+                        status == cudaErrorInvalidDeviceFunction ||
+                        status == cudaErrorUnsupportedPtxVersion;
+  if (!no_image) {
+    return {ErrorKind::kRuntime, std::string(kOp) + ": launching the CUDA kernel on " + device +
+                                     " failed: " + cudaGetErrorString(status)};
+  }
+  cudaDeviceProp properties{};
+  const bool known = cudaGetDeviceProperties(&properties, device_index) == cudaSuccess;
+  const std::string gpu = known ? properties.name : "unknown GPU";
+  const std::string capability =
+      known ? std::to_string(properties.major) + "." + std::to_string(properties.minor) : "?";
+  const std::string arch =
+      known ? std::to_string(properties.major * 10 + properties.minor) : "<arch>";
+  return {ErrorKind::kRuntime,
+          std::string(kOp) + ": this build of vecadd holds no CUDA code that can run on " +
+              device + " (" + gpu + ", compute capability " + capability +
+              "): it was compiled for CUDA architectures '" + VECADD_CUDA_ARCHITECTURES +
+              "' (vecadd.build_info()['cuda_archs'] lists them) and the driver reports: " +
+              cudaGetErrorString(status) +
+              ". Rebuild vecadd for this GPU from its source, e.g.\n  pip install "
+              "--no-build-isolation --force-reinstall -C cmake.define.CMAKE_CUDA_ARCHITECTURES=" +
+              arch + " ."};
+}
+#endif
+
+}  // namespace vecadd::binding

@@ -1,0 +1,26 @@
+// The shape and memory layout of a new result z = x + alpha * y, decided without torch: the
+// broadcast shape, laid out the way torch.add lays out its result, so that a binding
+// allocating z with these strides returns what torch.add would.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "vecadd/plan.h"
+
+namespace vecadd {
+
+// The broadcast shape of x and y (trailing dimensions line up, a size-1 or missing
+// dimension repeats). std::invalid_argument names both shapes and the dimension when they
+// do not broadcast; its message starts with kBroadcastErrorPrefix.
+std::vector<std::int64_t> broadcast_shape(const Operand& x, const Operand& y);
+inline constexpr const char* kBroadcastErrorPrefix = "vecadd::broadcast_shape: ";
+
+// Element strides for a new z of `shape` (the broadcast shape of x and y): like the inputs
+// when they agree (row-major stays row-major, channels-last stays channels-last, a
+// transposed pair gives a transposed z), else dimensions ordered by x's strides, then y's
+// where x repeats, then row-major.
+std::vector<std::int64_t> result_strides(const Operand& x, const Operand& y,
+                                         const std::vector<std::int64_t>& shape);
+
+}  // namespace vecadd

@@ -1,0 +1,189 @@
+// vecadd/result_layout.h: the shape and strides torch.add would give z, in plain integers.
+#include "vecadd/result_layout.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace vecadd {
+namespace {
+
+using Sizes = std::vector<std::int64_t>;
+using Order = std::vector<std::size_t>;
+
+Sizes sizes_of(const Operand& t) {
+  return Sizes(t.sizes, t.sizes + t.ndim);
+}
+
+// An operand's strides, filling in dense row-major ones when it has none.
+Sizes strides_of(const Operand& t) {
+  if (t.strides != nullptr) {
+    return Sizes(t.strides, t.strides + t.ndim);
+  }
+  Sizes strides(t.ndim, 1);
+  for (int d = t.ndim - 2; d >= 0; --d) {
+    strides[d] = strides[d + 1] * std::max<std::int64_t>(t.sizes[d + 1], 1);
+  }
+  return strides;
+}
+
+std::string shape_text(const Sizes& sizes) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    text += (i == 0 ? "" : ", ") + std::to_string(sizes[i]);
+  }
+  return text + "]";
+}
+
+Order row_major_order(std::size_t ndim) {
+  Order order(ndim);
+  for (std::size_t i = 0; i < ndim; ++i) {
+    order[i] = ndim - 1 - i;
+  }
+  return order;
+}
+
+// Whether sizes/strides fill their memory densely with dimensions in `order` (innermost
+// first), size-1 dimensions aside; an empty array always does.
+bool is_dense_in_order(const Sizes& sizes, const Sizes& strides, const Order& order) {
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) {
+    return true;
+  }
+  std::int64_t expected = 1;
+  for (const std::size_t d : order) {
+    if (sizes[d] == 1) {
+      continue;
+    }
+    if (strides[d] != expected) {
+      return false;
+    }
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+// Dimensions by increasing stride, ties kept in row-major order.
+Order order_by_stride(const Sizes& strides) {
+  Order order = row_major_order(strides.size());
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return strides[a] < strides[b]; });
+  return order;
+}
+
+// Strides of `t` seen through the broadcast `shape`: 0 where t's size-1 (or missing)
+// dimension is repeated.
+Sizes broadcast_strides(const Operand& t, const Sizes& shape) {
+  const Sizes strides = strides_of(t);
+  Sizes result(shape.size(), 0);
+  const std::size_t offset = shape.size() - static_cast<std::size_t>(t.ndim);
+  for (std::size_t d = 0; d < strides.size(); ++d) {
+    const bool repeated = t.sizes[d] == 1 && shape[offset + d] != 1;
+    result[offset + d] = repeated ? 0 : strides[d];
+  }
+  return result;
+}
+
+// The result's dimensions from innermost to outermost, as torch.add orders its output:
+// by the strides of x, then of y where x cannot tell (a repeated dimension), equal
+// strides settled by size; row-major where neither input decides.
+Order result_dimension_order(const Sizes& shape, const Sizes& x_strides, const Sizes& y_strides) {
+  Order order = row_major_order(shape.size());
+  // 1 if dimension a belongs outside b, -1 if inside, 0 if no input decides.
+  const auto compare = [&](std::size_t a, std::size_t b) {
+    for (const Sizes* strides : {&x_strides, &y_strides}) {
+      const std::int64_t stride_a = (*strides)[a];
+      const std::int64_t stride_b = (*strides)[b];
+      if (stride_a == 0 || stride_b == 0) {
+        continue;
+      }
+      if (stride_a < stride_b) {
+        return -1;
+      }
+      if (stride_b < stride_a || shape[b] < shape[a]) {
+        return 1;
+      }
+    }
+    return 0;
+  };
+  // Insertion sort that stops at the first decided comparison, so undecided dimensions
+  // keep their row-major places.
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    std::size_t moving = i;
+    for (std::size_t j = i; j-- > 0;) {
+      const int comparison = compare(order[j], order[moving]);
+      if (comparison > 0) {
+        std::swap(order[j], order[moving]);
+        moving = j;
+      } else if (comparison < 0) {
+        break;
+      }
+    }
+  }
+  return order;
+}
+
+// Dense strides for `shape` with dimensions in `order` (innermost first); `skip_empty`
+// treats size 0 as 1, as torch's memory formats do.
+Sizes dense_strides(const Sizes& shape, const Order& order, bool skip_empty) {
+  Sizes strides(shape.size(), 0);
+  std::int64_t next = 1;
+  for (const std::size_t d : order) {
+    strides[d] = next;
+    next *= skip_empty ? std::max<std::int64_t>(shape[d], 1) : shape[d];
+  }
+  return strides;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> broadcast_shape(const Operand& x, const Operand& y) {
+  const Sizes x_sizes = sizes_of(x);
+  const Sizes y_sizes = sizes_of(y);
+  const std::size_t ndim = std::max(x_sizes.size(), y_sizes.size());
+  Sizes shape(ndim, 1);
+  for (std::size_t i = 0; i < ndim; ++i) {
+    const std::size_t d = ndim - 1 - i;
+    const std::int64_t x_size = i < x_sizes.size() ? x_sizes[x_sizes.size() - 1 - i] : 1;
+    const std::int64_t y_size = i < y_sizes.size() ? y_sizes[y_sizes.size() - 1 - i] : 1;
+    if (y_size == 1 || x_size == y_size) {
+      shape[d] = x_size;
+    } else if (x_size == 1) {
+      shape[d] = y_size;
+    } else {
+      throw std::invalid_argument(
+          std::string(kBroadcastErrorPrefix) + "x of shape " + shape_text(x_sizes) +
+          " and y of shape " + shape_text(y_sizes) + " cannot be broadcast together (dimension " +
+          std::to_string(d) + " of the result: " + std::to_string(x_size) + " vs " +
+          std::to_string(y_size) + "); expected sizes that are equal or 1 in each trailing dimension");
+    }
+  }
+  return shape;
+}
+
+std::vector<std::int64_t> result_strides(const Operand& x, const Operand& y, const Sizes& shape) {
+  const Order row_major = row_major_order(shape.size());
+  const Sizes x_sizes = sizes_of(x);
+  const Sizes y_sizes = sizes_of(y);
+  if (x_sizes == shape && y_sizes == shape) {
+    const Sizes x_strides = strides_of(x);
+    const Sizes y_strides = strides_of(y);
+    if (is_dense_in_order(shape, x_strides, row_major) &&
+        is_dense_in_order(shape, y_strides, row_major)) {
+      return dense_strides(shape, row_major, true);
+    }
+    static const Order kChannelsLast = {1, 3, 2, 0};  // C innermost, then W, H, N
+    if (shape.size() == 4 && is_dense_in_order(shape, x_strides, kChannelsLast) &&
+        is_dense_in_order(shape, y_strides, kChannelsLast)) {
+      return dense_strides(shape, kChannelsLast, true);
+    }
+    if (x_strides == y_strides && is_dense_in_order(shape, x_strides, order_by_stride(x_strides))) {
+      return x_strides;
+    }
+  }
+  const Order order =
+      result_dimension_order(shape, broadcast_strides(x, shape), broadcast_strides(y, shape));
+  return dense_strides(shape, order, order == row_major);
+}
+
+}  // namespace vecadd
