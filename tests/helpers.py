@@ -16,6 +16,23 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# ---------------------------------------------------------------- the two builds
+
+
+def torch_abi() -> str:
+    """"stable" or "native": which build of vecadd's operators is installed."""
+    import vecadd
+
+    return vecadd.build_info()["torch_abi"]
+
+
+def op_error(kind: type[Exception]) -> type[Exception]:
+    """What a direct torch.ops.vecadd call raises for a refused call that vecadd.add raises
+    as `kind`: the stable ABI carries C++ errors as RuntimeError (whose message starts with
+    the kind's name), the native build raises `kind` itself."""
+    return RuntimeError if torch_abi() == "stable" else kind
+
+
 # ---------------------------------------------------------------- operands and results
 
 

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import vecadd
+from helpers import op_error
 
 FLOAT32_MAX = torch.finfo(torch.float32).max
 COMPUTED_IN_FLOAT32 = (torch.float16, torch.bfloat16, torch.float32)
@@ -53,7 +54,7 @@ def test_alpha_beyond_float32_is_refused_by_name(device, dtype, alpha):
     x = torch.ones(4, dtype=dtype, device=device)
     with pytest.raises(ValueError, match=r"argument 'alpha' is .*compute in float32"):
         vecadd.add(x, x, alpha=alpha)
-    with pytest.raises(ValueError, match=r"argument 'alpha'"):
+    with pytest.raises(op_error(ValueError), match=r"argument 'alpha'"):
         torch.ops.vecadd.add(x, x, alpha=alpha)
 
 
@@ -68,7 +69,7 @@ def test_float64_takes_any_double_alpha(device):
         (torch.int32, 2**31 - 1),
         (torch.int32, -(2**31)),
         (torch.int32, float(2**31 - 1)),
-        (torch.int64, 2**63 - 1),
+        (torch.int64, 2**62 + 2**10),  # beyond 2^53, but a float holds it exactly
         (torch.int64, -(2**63)),
         (torch.int64, 2.0**53),  # the largest double up to which every integer is exact
         (torch.int64, -(2.0**63)),
@@ -81,6 +82,15 @@ def test_integer_alphas_at_the_edges_wrap_like_torch(device, dtype, alpha):
     assert torch.equal(vecadd.add(x, y, alpha=alpha), torch.add(x, y, alpha=int(alpha)))
 
 
+@pytest.mark.parametrize("alpha", [2**53 + 1, 2**63 - 1, -(2**63) + 1])
+def test_integer_alpha_a_float_cannot_hold_is_refused_by_name(device, alpha):
+    # The schema takes alpha as a float (the stable ABI has no Scalar): an int that would
+    # change on the way is an error, not a silently different alpha.
+    x = torch.ones(4, dtype=torch.int64, device=device)
+    with pytest.raises(ValueError, match=rf"argument 'alpha' is {alpha}, which a float cannot"):
+        vecadd.add(x, x, alpha=alpha)
+
+
 @pytest.mark.parametrize(
     ("dtype", "alpha", "bounds"),
     [
@@ -89,6 +99,7 @@ def test_integer_alphas_at_the_edges_wrap_like_torch(device, dtype, alpha):
         (torch.int32, 2.0**40, "from -2147483648 to 2147483647"),
         (torch.int64, 2.0**63, "from -9223372036854775808 to 9223372036854775807"),
         (torch.int64, -(2.0**64), "from -9223372036854775808 to 9223372036854775807"),
+        (torch.int64, 2**70, "from -9223372036854775808 to 9223372036854775807"),
     ],
 )
 def test_integer_alpha_out_of_range_is_refused_by_name(device, dtype, alpha, bounds):

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from packaging.version import Version
 
 import vecadd
-from helpers import major_minor
+from helpers import major_minor, torch_abi
 from vecadd import _loader
 
 
@@ -29,9 +30,25 @@ def run_cli(*arguments: str, **environment: str) -> subprocess.CompletedProcess:
 
 def test_build_info_describes_this_build():
     info = vecadd.build_info()
-    assert set(info) == {"version", "torch_version", "cuda_version", "cuda_archs", "with_cuda"}
+    assert set(info) == {
+        "version",
+        "torch_abi",
+        "torch_version",
+        "torch_requirement",
+        "cuda_version",
+        "cuda_archs",
+        "with_cuda",
+    }
     assert info["version"] == vecadd.__version__
-    assert major_minor(info["torch_version"]) == major_minor(torch.__version__)
+    assert info["torch_abi"] in ("stable", "native")
+    # The running torch is one the build says it loads under.
+    running = Version(major_minor(torch.__version__))
+    if info["torch_abi"] == "stable":
+        assert info["torch_requirement"] == "torch>=2.10"
+        assert running >= Version("2.10")
+    else:
+        assert info["torch_requirement"] == f"torch=={major_minor(info['torch_version'])}.*"
+        assert running == Version(major_minor(info["torch_version"]))
     if info["with_cuda"]:
         assert info["cuda_version"] is not None
         assert info["cuda_archs"], "a CUDA build must embed at least one architecture"
@@ -54,10 +71,11 @@ def test_headers_and_cmake_package_are_installed():
 
 
 @pytest.mark.parametrize(
-    ("built", "built_cuda", "running", "running_cuda", "problem"),
+    ("abi", "built", "built_cuda", "running", "running_cuda", "problem"),
     [
-        ("2.14.1+cu130", "13.0", "2.14.0+cu130", "13.0", None),
+        ("native", "2.14.1+cu130", "13.0", "2.14.0+cu130", "13.0", None),
         (
+            "native",
             "2.14.1+cu130",
             "13.0",
             "2.13.0+cpu",
@@ -65,34 +83,42 @@ def test_headers_and_cmake_package_are_installed():
             "built against torch 2.14.1+cu130, but torch 2.13.0+cpu",
         ),
         (
+            "native",
             "2.13.0",
             None,
             "2.14.1+cu130",
             "13.0",
             "only loads under the torch series it was built with (here torch==2.13.*)",
         ),
-        ("2.14.1+cu130", "13.0", "2.14.1+cpu", None, "is a CPU-only build"),
-        ("2.14.1+cpu", None, "2.14.1+cu130", "13.0", None),
+        ("native", "2.14.1+cu130", "13.0", "2.14.1+cpu", None, "is a CPU-only build"),
+        ("native", "2.14.1+cpu", None, "2.14.1+cu130", "13.0", None),
+        ("stable", "2.14.1+cu130", "13.0", "2.10.0+cu126", "12.6", None),
+        ("stable", "2.14.1+cpu", None, "2.13.0+cpu", None, None),
+        ("stable", "2.14.1+cpu", None, "3.0.0", None, None),
+        ("stable", "2.14.1+cu130", "13.0", "2.9.1+cu128", "12.8", "needs torch>=2.10"),
+        ("stable", "2.14.1+cu130", "13.0", "2.13.0+cpu", None, "is a CPU-only build"),
     ],
 )
-def test_torch_series_check(built, built_cuda, running, running_cuda, problem):
-    found = _loader.incompatibility(built, built_cuda, running, running_cuda)
+def test_torch_version_check(abi, built, built_cuda, running, running_cuda, problem):
+    requirement = "torch>=2.10" if abi == "stable" else f"torch=={major_minor(built)}.*"
+    found = _loader.incompatibility(abi, requirement, built, built_cuda, running, running_cuda)
     if problem is None:
         assert found is None
     else:
         assert problem in found
 
 
-def test_import_under_another_torch_series_is_a_worded_error(monkeypatch):
-    monkeypatch.setattr(torch, "__version__", "2.99.0")
+def test_import_under_a_torch_it_cannot_load_under_is_a_worded_error(monkeypatch):
+    unsupported = "2.99.0" if torch_abi() == "native" else "2.9.0"
+    monkeypatch.setattr(torch, "__version__", unsupported)
     with pytest.raises(ImportError) as raised:
-        _loader.load_extension()
+        _loader.load_operators()
     message = str(raised.value)
-    assert "but torch 2.99.0 is installed" in message
+    assert f"but torch {unsupported} is installed" in message
     assert "pip install --no-build-isolation" in message
     assert "VECADD_SKIP_TORCH_CHECK=1" in message
     monkeypatch.setenv("VECADD_SKIP_TORCH_CHECK", "1")
-    assert _loader.load_extension() is vecadd._C
+    assert _loader.load_operators() is vecadd._library.native_module
 
 
 def test_cli_info_json():
@@ -121,9 +147,14 @@ def test_cli_usage_errors_have_no_traceback(arguments):
     assert "Traceback" not in ran.stderr
 
 
-def test_installed_metadata_pins_the_torch_series_built_against():
+def test_installed_metadata_states_the_torch_versions_the_build_loads_under():
     pins = [r for r in requires("vecadd") or [] if r.startswith("torch")]
-    assert pins == [f"torch=={major_minor(vecadd.build_info()['torch_version'])}.*"]
+    info = vecadd.build_info()
+    if info["torch_abi"] == "stable":
+        assert pins == ["torch>=2.10"]
+    else:
+        assert pins == [f"torch=={major_minor(info['torch_version'])}.*"]
+    assert pins == [info["torch_requirement"]]
 
 
 NO_GPU_SCRIPT = """

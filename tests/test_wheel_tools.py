@@ -167,12 +167,28 @@ def test_version_refuses_a_bad_label():
         ("2.10.0a0", "torch==2.10.*"),
     ],
 )
-def test_torch_pin_is_the_series(torch, pin):
-    assert output(packaging_script("torch_pin.py", torch)).strip() == pin
+def test_native_torch_pin_is_the_series(torch, pin):
+    assert output(packaging_script("torch_pin.py", "--abi", "native", torch)).strip() == pin
+    assert output(packaging_script("torch_pin.py", torch, VECADD_TORCH_ABI="native")).strip() == pin
+
+
+@pytest.mark.parametrize("torch", ["2.14.1+cu130", "2.10.0"])
+def test_stable_torch_requirement_is_the_stable_minimum_on(torch):
+    minimum = output(packaging_script("torch_pin.py", "--stable-minimum")).strip()
+    assert minimum == "2.10"
+    for environment in ({"VECADD_TORCH_ABI": "stable"}, {"VECADD_TORCH_ABI": ""}):
+        printed = output(packaging_script("torch_pin.py", torch, **environment)).strip()
+        assert printed == "torch>=2.10"
+
+
+def test_torch_pin_refuses_an_unknown_abi():
+    ran = packaging_script("torch_pin.py", "2.14.1", VECADD_TORCH_ABI="stabel")
+    assert ran.returncode == 2
+    assert "VECADD_TORCH_ABI='stabel'; expected one of stable, native" in ran.stderr
 
 
 def test_torch_pin_refuses_a_version_without_a_series():
-    ran = packaging_script("torch_pin.py", "nightly")
+    ran = packaging_script("torch_pin.py", "--abi", "native", "nightly")
     assert ran.returncode == 2
     assert "'nightly' does not start with MAJOR.MINOR" in ran.stderr
 

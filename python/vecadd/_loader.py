@@ -50,8 +50,8 @@ def incompatibility(
         return (
             f"vecadd {_build_config.VERSION} was built against torch {built_torch}, but torch "
             f"{running_torch} is installed; a native build of vecadd only loads under the torch "
-            f"series it was built with (here {requirement}; the stable-ABI build loads under "
-            "any torch>=2.10)."
+            f"series it was built with (here {requirement}); a stable-ABI build of vecadd is not "
+            "tied to one series."
         )
     if built_cuda is not None and running_cuda is None:
         return (

@@ -28,7 +28,13 @@ def _alpha_as_float(alpha: object) -> float:
             f"vecadd.add(): argument 'alpha' must be a real number (int or float), got "
             f"{type(alpha).__name__}"
         )
-    value = float(alpha)  # OverflowError beyond the float range, which says so
+    try:
+        value = float(alpha)
+    except OverflowError:
+        raise OverflowError(
+            "vecadd.add(): argument 'alpha' is an int beyond the float range (the op takes "
+            "alpha as a float); expected a magnitude below 2**1024"
+        ) from None
     if abs(alpha) > _EXACT_INTEGER_LIMIT and int(value) != alpha:
         raise ValueError(
             f"vecadd.add(): argument 'alpha' is {alpha}, which a float cannot hold exactly (the "
