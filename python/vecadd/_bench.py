@@ -118,6 +118,11 @@ def measure_call_cost(
         cases = [
             ("add(x, y)", lambda x=x, y=y: add(x, y), lambda x=x, y=y: torch.add(x, y)),
             ("VecAdd()(x, y)", lambda x=x, y=y: layer(x, y), lambda x=x, y=y: torch.add(x, y)),
+            (
+                "torch.ops.vecadd.add(x, y)",
+                lambda x=x, y=y: torch.ops.vecadd.add(x, y),
+                lambda x=x, y=y: torch.add(x, y),
+            ),
         ]
         if not requires_grad:
             cases.insert(

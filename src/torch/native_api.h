@@ -22,7 +22,11 @@ namespace vecadd::torch_binding {
 
 struct NativeApi {
   using Tensor = at::Tensor;
-  using DeviceGuard = c10::DeviceGuard;
+  // Makes the tensor's device current (a no-op for CPU and Meta).
+  struct DeviceGuard {
+    explicit DeviceGuard(const at::Tensor& t) : guard(t.device()) {}
+    c10::DeviceGuard guard;
+  };
 
   static bool defined(const at::Tensor& t) { return t.defined(); }
   static at::ScalarType dtype(const at::Tensor& t) { return t.scalar_type(); }
