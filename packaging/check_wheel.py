@@ -26,14 +26,20 @@ from fatbin_archs import (
     find_cuobjdump,
     library_architectures,
 )
-from torch_pin import torch_requirement
+from torch_pin import ABIS, build_abi, torch_requirement
 
 
 def parse_wheel_name(name: str) -> dict[str, str]:
     parts = name[: -len(".whl")].split("-")
     if not name.endswith(".whl") or len(parts) not in (5, 6):
         raise ValueError(f"wheel file name {name!r} is not NAME-VERSION-PY-ABI-PLATFORM.whl")
-    return {"name": parts[0], "version": parts[1], "python": parts[-3], "platform": parts[-1]}
+    return {
+        "name": parts[0],
+        "version": parts[1],
+        "python": parts[-3],
+        "abi": parts[-2],
+        "platform": parts[-1],
+    }
 
 
 def wheel_metadata(wheel: Path) -> dict[str, list[str]]:
@@ -49,18 +55,31 @@ def wheel_metadata(wheel: Path) -> dict[str, list[str]]:
 
 
 def wheel_problems(
-    wheel: Path, version: str, torch: str, archs: str | None, cuobjdump: str | None = None
+    wheel: Path,
+    version: str,
+    torch: str,
+    archs: str | None,
+    cuobjdump: str | None = None,
+    abi: str = "native",
 ) -> list[str]:
-    """Problems with a built wheel: its file name and METADATA versions, its torch pin and,
-    when archs is given, the CUDA images in vecadd's kernel library ("" = none expected)."""
+    """Problems with a built wheel: its file name and METADATA versions, its tag and torch
+    requirement for its flavour (`abi`) and, when archs is given, the CUDA images in vecadd's
+    kernel library ("" = none expected)."""
     problems = []
     named = parse_wheel_name(wheel.name)
+    # The stable build holds no extension module: one wheel for every CPython.
+    python_agnostic = (named["python"], named["abi"]) == ("py3", "none")
+    if python_agnostic != (abi == "stable"):
+        problems.append(
+            f"tag {named['python']}-{named['abi']} for a {abi} build; expected "
+            + ("py3-none" if abi == "stable" else "a CPython tag such as cp311-cp311")
+        )
     metadata = wheel_metadata(wheel)
     if named["version"] != version:
         problems.append(f"file name has version {named['version']}, expected {version}")
     if metadata.get("Version") != [version]:
         problems.append(f"METADATA has Version {metadata.get('Version')}, expected {version}")
-    pin = torch_requirement(torch)
+    pin = torch_requirement(torch, abi)
     if pin not in metadata.get("Requires-Dist", []):
         problems.append(f"Requires-Dist {metadata.get('Requires-Dist')} lacks {pin}")
     if archs is None:
@@ -89,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("wheel", type=Path)
     parser.add_argument("--version", required=True, help="expected version, label included")
     parser.add_argument("--torch", required=True, help="the torch it was built against")
+    parser.add_argument("--abi", choices=ABIS, help="its flavour (default: $VECADD_TORCH_ABI)")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--cuda", help="the CUDA toolkit it was built with (its default list)")
     which.add_argument(
@@ -110,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     try:
-        problems = wheel_problems(args.wheel, args.version, args.torch, archs, cuobjdump)
+        abi = args.abi or build_abi()
+        problems = wheel_problems(args.wheel, args.version, args.torch, archs, cuobjdump, abi)
     except ValueError as error:
         parser.error(str(error))
     for problem in problems:
@@ -119,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     images = f"; CUDA images {' '.join(expected_architectures(archs))}" if archs else ""
     print(
-        f"{args.wheel.name}: ok (version {args.version}, {torch_requirement(args.torch)}{images})"
+        f"{args.wheel.name}: ok ({abi} build, version {args.version}, "
+        f"{torch_requirement(args.torch, abi)}{images})"
     )
     return 0
 

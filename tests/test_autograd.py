@@ -38,12 +38,17 @@ def test_only_the_inputs_that_require_grad_get_one(device):
     y = make_tensor((3,), torch.float32, device, seed=7)
     result = vecadd.add(x, y, alpha=2)
     assert result.requires_grad
-    # The native build records its C++ node; the stable one torch.library's generated node.
+    # The native build records its C++ node, the stable one its Python autograd.Function; a
+    # direct torch.ops call in the stable build gets torch.library's generated node.
+    expected = {"native": "vecadd::AddBackward", "stable": "AddBackward"}
+    assert result.grad_fn.name() == expected[torch_abi()]
+    through_ops = torch.ops.vecadd.add(x, y, alpha=2)
     expected = {
         "native": "vecadd::AddBackward",
         "stable": "GeneratedBackwardFor_vecadd_add_defaultBackward",
     }
-    assert result.grad_fn.name() == expected[torch_abi()]
+    assert through_ops.grad_fn.name() == expected[torch_abi()]
+    torch.testing.assert_close(through_ops, result)
     result.sum().backward()
     torch.testing.assert_close(x.grad, torch.ones_like(x))
     assert y.grad is None

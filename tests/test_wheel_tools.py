@@ -196,9 +196,15 @@ def test_torch_pin_refuses_a_version_without_a_series():
 # -- the wheel checker ---------------------------------------------------------------------
 
 
-def fake_wheel(directory: Path, version: str, requires: list[str], library: Path | None) -> Path:
+def fake_wheel(
+    directory: Path,
+    version: str,
+    requires: list[str],
+    library: Path | None,
+    tag: str = "cp311-cp311",
+) -> Path:
     """A wheel-shaped zip: METADATA and, optionally, a kernel library."""
-    wheel = directory / f"vecadd-{version}-cp311-cp311-manylinux_2_28_x86_64.whl"
+    wheel = directory / f"vecadd-{version}-{tag}-manylinux_2_28_x86_64.whl"
     metadata = "".join(
         ["Metadata-Version: 2.4\nName: vecadd\n", f"Version: {version}\n"]
         + [f"Requires-Dist: {r}\n" for r in requires]
@@ -224,15 +230,33 @@ def library_without_cuda(tmp_path_factory) -> Path:
 def test_check_wheel_accepts_a_matching_cpu_wheel(tmp_path, library_without_cuda):
     wheel = fake_wheel(tmp_path, "0.1.0+cpu", ["torch==2.13.*"], library_without_cuda)
     ran = packaging_script(
-        "check_wheel.py", wheel, "--version", "0.1.0+cpu", "--torch", "2.13.0+cpu", "--archs", ""
+        "check_wheel.py", wheel, "--abi", "native", "--version", "0.1.0+cpu", "--torch", "2.13.0+cpu", "--archs", ""
     )
-    assert output(ran).strip() == f"{wheel.name}: ok (version 0.1.0+cpu, torch==2.13.*)"
+    assert output(ran).strip() == (
+        f"{wheel.name}: ok (native build, version 0.1.0+cpu, torch==2.13.*)"
+    )
+
+
+def test_check_wheel_accepts_a_portable_wheel_and_refuses_a_cpython_tag(
+    tmp_path, library_without_cuda
+):
+    portable = fake_wheel(tmp_path, "0.2.0", ["torch>=2.10"], library_without_cuda, "py3-none")
+    arguments = ("--abi", "stable", "--version", "0.2.0", "--torch", "2.14.1", "--archs", "")
+    ran = packaging_script("check_wheel.py", portable, *arguments)
+    assert output(ran).strip() == f"{portable.name}: ok (stable build, version 0.2.0, torch>=2.10)"
+    tied = fake_wheel(tmp_path, "0.2.0", ["torch==2.14.*"], library_without_cuda)
+    ran = packaging_script("check_wheel.py", tied, *arguments)
+    assert ran.returncode == 1
+    assert ran.stderr.splitlines() == [
+        f"{tied.name}: tag cp311-cp311 for a stable build; expected py3-none",
+        f"{tied.name}: Requires-Dist ['torch==2.14.*'] lacks torch>=2.10",
+    ]
 
 
 def test_check_wheel_names_each_problem(tmp_path, library_without_cuda):
     wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.13.*"], library_without_cuda)
     ran = packaging_script(
-        "check_wheel.py", wheel, "--version", "0.1.0+cu128", "--torch", "2.14.1", "--archs", ""
+        "check_wheel.py", wheel, "--abi", "native", "--version", "0.1.0+cu128", "--torch", "2.14.1", "--archs", ""
     )
     assert ran.returncode == 1
     assert ran.stderr.splitlines() == [
@@ -247,7 +271,7 @@ def test_check_wheel_derives_the_list_from_the_toolkit(tmp_path, library_without
     """--cuda X.Y expects that toolkit's default list, as CMake's table gives it."""
     wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.14.*"], library_without_cuda)
     ran = packaging_script(
-        "check_wheel.py", wheel, "--version", "0.1.0", "--torch", "2.14.1", "--cuda", "13.0"
+        "check_wheel.py", wheel, "--abi", "native", "--version", "0.1.0", "--torch", "2.14.1", "--cuda", "13.0"
     )
     assert ran.returncode == 1
     if "cuobjdump not found" in ran.stderr:
@@ -264,7 +288,7 @@ def test_check_wheel_derives_the_list_from_the_toolkit(tmp_path, library_without
 def test_check_wheel_wants_one_kernel_library(tmp_path):
     wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.14.*"], None)
     ran = packaging_script(
-        "check_wheel.py", wheel, "--version", "0.1.0", "--torch", "2.14.1", "--archs", ""
+        "check_wheel.py", wheel, "--abi", "native", "--version", "0.1.0", "--torch", "2.14.1", "--archs", ""
     )
     assert ran.returncode == 1
     assert "expected one vecadd/lib*/libvecadd.so in the wheel, found []" in ran.stderr

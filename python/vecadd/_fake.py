@@ -115,6 +115,11 @@ def _add_fake(x: torch.Tensor, y: torch.Tensor, *, alpha: float = 1.0) -> torch.
     return torch.add(x, y)
 
 
+@torch.library.register_fake("vecadd::_add_without_autograd")
+def _add_without_autograd_fake(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
+    return _add_fake(x, y, alpha=alpha)
+
+
 @torch.library.register_fake("vecadd::add.out")
 def _add_out_fake(x: torch.Tensor, y: torch.Tensor, *, alpha: float = 1.0, out: torch.Tensor):
     check_inputs(x, y, alpha)

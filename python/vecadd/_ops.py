@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import torch
 
+from . import _build_config
 from ._library import native_module
 
 _add_functional = torch.ops.vecadd.add.default
+_add_without_autograd = torch.ops.vecadd._add_without_autograd.default
 _add_out = torch.ops.vecadd.add.out
 _is_compiling = torch.compiler.is_compiling
 _native_add = native_module.add if native_module is not None else None
+_Tensor = torch.Tensor
+_grad_enabled = torch.is_grad_enabled
+if _build_config.TORCH_ABI == "stable":
+    from ._autograd import Add
+
+    _apply_with_autograd = Add.apply
 _EXACT_INTEGER_LIMIT = 2**53  # every integer up to 2^53 is a float, some beyond are not
 # The stable ABI delivers every C++ error as a RuntimeError whose first word is its kind.
 _KINDS = {"TypeError: ": TypeError, "ValueError: ": ValueError}
@@ -75,10 +83,25 @@ def add(
     broadcast shape, the inputs' dtype and device, and may be ``x`` or ``y`` itself but
     must not partly overlap them. Differentiable with respect to ``x`` and ``y``.
     """
-    if _native_add is not None and not _is_compiling():
-        result = _native_add(x, y, alpha, out)
-        if result is not NotImplemented:
-            return result
+    if not _is_compiling():
+        if _native_add is not None:
+            result = _native_add(x, y, alpha, out)
+            if result is not NotImplemented:
+                return result
+        elif (
+            out is None
+            and type(x) is _Tensor
+            and type(y) is _Tensor
+            and (type(alpha) is float or (type(alpha) is int and -(2**53) <= alpha <= 2**53))
+        ):
+            # The stable build's lean way for plain tensors: the kernels directly, or one
+            # autograd node around them when a gradient is needed.
+            try:
+                if _grad_enabled() and (x.requires_grad or y.requires_grad):
+                    return _apply_with_autograd(x, y, float(alpha))
+                return _add_without_autograd(x, y, float(alpha))
+            except RuntimeError as error:
+                raise _typed(error) from None
     _check_tensor(x, "x")
     _check_tensor(y, "y")
     alpha = _alpha_as_float(alpha)

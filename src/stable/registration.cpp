@@ -26,12 +26,14 @@ void add_out_kernel(Tensor x, Tensor y, double alpha, Tensor out) {
 
 STABLE_TORCH_LIBRARY_IMPL(vecadd, CPU, m) {
   m.impl("add", TORCH_BOX(&vecadd::stable_binding::add_kernel));
+  m.impl("_add_without_autograd", TORCH_BOX(&vecadd::stable_binding::add_kernel));
   m.impl("add.out", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
 }
 
 #if VECADD_WITH_CUDA
 STABLE_TORCH_LIBRARY_IMPL(vecadd, CUDA, m) {
   m.impl("add", TORCH_BOX(&vecadd::stable_binding::add_kernel));
+  m.impl("_add_without_autograd", TORCH_BOX(&vecadd::stable_binding::add_kernel));
   m.impl("add.out", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
 }
 #endif

@@ -37,12 +37,14 @@ const c10::TypedOperatorHandle<AddOutSignature>& add_out_operator() {
 
 TORCH_LIBRARY_IMPL(vecadd, CPU, m) {
   m.impl("add", &add_kernel);
+  m.impl("_add_without_autograd", &add_kernel);
   m.impl("add.out", &add_out_kernel);
 }
 
 #if VECADD_WITH_CUDA
 TORCH_LIBRARY_IMPL(vecadd, CUDA, m) {
   m.impl("add", &add_kernel);
+  m.impl("_add_without_autograd", &add_kernel);
   m.impl("add.out", &add_out_kernel);
 }
 #endif
