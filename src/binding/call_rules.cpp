@@ -59,8 +59,8 @@ Problem launch_problem(cudaError_t status, int device_index, const std::string& 
   const std::string arch =
       known ? std::to_string(properties.major * 10 + properties.minor) : "<arch>";
   return {ErrorKind::kRuntime,
-          std::string(kOp) + ": this build of vecadd holds no CUDA code that can run on " +
-              device + " (" + gpu + ", compute capability " + capability +
+          std::string(kOp) + ": this build of vecadd holds no CUDA code that can run on " + device +
+              " (" + gpu + ", compute capability " + capability +
               "): it was compiled for CUDA architectures '" + VECADD_CUDA_ARCHITECTURES +
               "' (vecadd.build_info()['cuda_archs'] lists them) and the driver reports: " +
               cudaGetErrorString(status) +

@@ -5,6 +5,7 @@
 // src/torch/native_api.h and src/stable/stable_api.h); nothing here includes torch.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -58,10 +59,10 @@ struct ElementTag {
 // call) for a dtype the library lacks.
 template <class DType, class Fn>
 bool visit_element_type(DType dtype, Fn&& fn) {
-#define VECADD_VISIT_CASE(T)          \
+#define VECADD_VISIT_CASE(T)           \
   if (dtype == dtype_of<DType, T>()) { \
-    fn(ElementTag<T>{});              \
-    return true;                      \
+    fn(ElementTag<T>{});               \
+    return true;                       \
   }
   VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_VISIT_CASE)
 #undef VECADD_VISIT_CASE
@@ -131,20 +132,23 @@ struct Problem {
 };
 
 // alpha for element type T, which the kernels take as alpha_t<T>: integral (and in range)
-// for integers, within float32's range for the types that compute in float32.
-template <class T>
-Problem alpha_problem(double alpha, const std::string& dtype) {
-  const std::string given = std::string(kOp) + ": argument 'alpha' is " + number_text(alpha);
+// for integers, within float32's range for the types that compute in float32. `dtype()`
+// names the tensors' dtype; it is called only to word a failure.
+template <class T, class DTypeName>
+Problem alpha_problem(double alpha, const DTypeName& dtype) {
+  const auto given = [&] {
+    return std::string(kOp) + ": argument 'alpha' is " + number_text(alpha);
+  };
   if constexpr (std::is_integral_v<T>) {
     if (!std::isfinite(alpha) || alpha != std::trunc(alpha)) {
-      return {ErrorKind::kType, given + " but x and y have dtype " + dtype +
+      return {ErrorKind::kType, given() + " but x and y have dtype " + dtype() +
                                     "; expected an integral alpha for integer tensors"};
     }
     const auto lowest = std::numeric_limits<T>::min();
     const auto highest = std::numeric_limits<T>::max();
     // -lowest is 2^31 or 2^63, exact as a double; the largest T may not be.
     if (alpha < static_cast<double>(lowest) || alpha >= -static_cast<double>(lowest)) {
-      return {ErrorKind::kValue, given + " but x and y have dtype " + dtype +
+      return {ErrorKind::kValue, given() + " but x and y have dtype " + dtype() +
                                      "; expected an integer from " + std::to_string(lowest) +
                                      " to " + std::to_string(highest)};
     }
@@ -152,7 +156,7 @@ Problem alpha_problem(double alpha, const std::string& dtype) {
     const double largest = std::numeric_limits<float>::max();
     if (std::isfinite(alpha) && std::abs(alpha) > largest) {
       return {ErrorKind::kValue,
-              given + ", which " + dtype +
+              given() + ", which " + dtype() +
                   " tensors cannot use: they compute in float32, so expected a magnitude of "
                   "at most " +
                   number_text(largest) + " (or inf or nan)"};
@@ -211,7 +215,7 @@ struct CallRules {
     }
     visit_element_type(Api::dtype(x), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const Problem problem = alpha_problem<T>(alpha, dtype_name(Api::dtype(x)));
+      const Problem problem = alpha_problem<T>(alpha, [&] { return dtype_name(Api::dtype(x)); });
       if (!problem.message.empty()) {
         Api::fail(problem.kind, problem.message);
       }
@@ -234,7 +238,8 @@ struct CallRules {
                                          ", the device of x and y");
     }
     const Operand out_shape = Api::operand(out);
-    if (std::vector<std::int64_t>(out_shape.sizes, out_shape.sizes + out_shape.ndim) != shape) {
+    if (static_cast<std::size_t>(out_shape.ndim) != shape.size() ||
+        !std::equal(shape.begin(), shape.end(), out_shape.sizes)) {
       Api::fail(ErrorKind::kValue,
                 std::string(kOp) + ": out has shape " + shape_text(out_shape) + "; expected " +
                     shape_text({static_cast<int>(shape.size()), shape.data(), nullptr}) +
@@ -262,8 +267,8 @@ struct CallRules {
     } catch (const std::invalid_argument& error) {
       Api::fail(ErrorKind::kValue,
                 std::string(kOp) + ": " +
-                    std::string(error.what()).substr(std::char_traits<char>::length(
-                        vecadd::kBroadcastErrorPrefix)));
+                    std::string(error.what())
+                        .substr(std::char_traits<char>::length(vecadd::kBroadcastErrorPrefix)));
     }
   }
 
@@ -282,14 +287,10 @@ struct CallRules {
     if (Api::numel(out) == 0 || Api::numel(input) == 0) {
       return;
     }
-    const bool same_view = Api::data(out) == Api::data(input) &&
-                           std::vector<std::int64_t>(out_shape.sizes, out_shape.sizes + out_shape.ndim) ==
-                               std::vector<std::int64_t>(input_shape.sizes,
-                                                         input_shape.sizes + input_shape.ndim) &&
-                           std::vector<std::int64_t>(out_shape.strides,
-                                                     out_shape.strides + out_shape.ndim) ==
-                               std::vector<std::int64_t>(input_shape.strides,
-                                                         input_shape.strides + input_shape.ndim);
+    const bool same_view =
+        Api::data(out) == Api::data(input) && out_shape.ndim == input_shape.ndim &&
+        std::equal(out_shape.sizes, out_shape.sizes + out_shape.ndim, input_shape.sizes) &&
+        std::equal(out_shape.strides, out_shape.strides + out_shape.ndim, input_shape.strides);
     // The very same view (in-place) is safe: each element is read before it is written.
     if (same_view || !byte_ranges_intersect(Api::data(out), out_shape, Api::data(input),
                                             input_shape, Api::element_size(out))) {
@@ -348,8 +349,8 @@ struct AddKernels {
       const auto* x_data = static_cast<const T*>(Api::data(x));
       const auto* y_data = static_cast<const T*>(Api::data(y));
       auto* z_data = static_cast<T*>(Api::mutable_data(out));
-      const vecadd::Plan plan = vecadd::plan_add(x_data, Api::operand(x), y_data,
-                                                 Api::operand(y), z_data, Api::operand(out));
+      const vecadd::Plan plan = vecadd::plan_add(x_data, Api::operand(x), y_data, Api::operand(y),
+                                                 z_data, Api::operand(out));
       // check_inputs made sure alpha fits the compute type.
       const auto scale = static_cast<vecadd::alpha_t<T>>(alpha);
 #if VECADD_WITH_CUDA

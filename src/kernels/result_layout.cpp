@@ -135,9 +135,34 @@ Sizes dense_strides(const Sizes& shape, const Order& order, bool skip_empty) {
   return strides;
 }
 
+bool same_sizes(const Operand& a, const Operand& b) {
+  return a.ndim == b.ndim && std::equal(a.sizes, a.sizes + a.ndim, b.sizes);
+}
+
+// Dense row-major, size-1 dimensions aside (no strides given means dense row-major).
+bool is_row_major(const Operand& t) {
+  if (t.strides == nullptr) {
+    return true;
+  }
+  std::int64_t expected = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    if (t.sizes[d] == 0) {
+      return true;
+    }
+    if (t.sizes[d] != 1 && t.strides[d] != expected) {
+      return false;
+    }
+    expected *= t.sizes[d];
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::int64_t> broadcast_shape(const Operand& x, const Operand& y) {
+  if (same_sizes(x, y)) {  // the common call, without the general walk's copies
+    return sizes_of(x);
+  }
   const Sizes x_sizes = sizes_of(x);
   const Sizes y_sizes = sizes_of(y);
   const std::size_t ndim = std::max(x_sizes.size(), y_sizes.size());
@@ -155,13 +180,18 @@ std::vector<std::int64_t> broadcast_shape(const Operand& x, const Operand& y) {
           std::string(kBroadcastErrorPrefix) + "x of shape " + shape_text(x_sizes) +
           " and y of shape " + shape_text(y_sizes) + " cannot be broadcast together (dimension " +
           std::to_string(d) + " of the result: " + std::to_string(x_size) + " vs " +
-          std::to_string(y_size) + "); expected sizes that are equal or 1 in each trailing dimension");
+          std::to_string(y_size) +
+          "); expected sizes that are equal or 1 in each trailing dimension");
     }
   }
   return shape;
 }
 
 std::vector<std::int64_t> result_strides(const Operand& x, const Operand& y, const Sizes& shape) {
+  if (same_sizes(x, y) && static_cast<std::size_t>(x.ndim) == shape.size() &&
+      std::equal(shape.begin(), shape.end(), x.sizes) && is_row_major(x) && is_row_major(y)) {
+    return strides_of({x.ndim, x.sizes, nullptr});  // the common call: dense row-major
+  }
   const Order row_major = row_major_order(shape.size());
   const Sizes x_sizes = sizes_of(x);
   const Sizes y_sizes = sizes_of(y);

@@ -76,8 +76,7 @@ at::Tensor add_autograd(const at::Tensor& x, const at::Tensor& y, double alpha) 
   return result;
 }
 
-void add_out_autograd(const at::Tensor& x, const at::Tensor& y, double alpha,
-                      at::Tensor& out) {
+void add_out_autograd(const at::Tensor& x, const at::Tensor& y, double alpha, at::Tensor& out) {
   TORCH_CHECK(!(at::GradMode::is_enabled() &&
                 (x.requires_grad() || y.requires_grad() || out.requires_grad())),
               binding::kOp,

@@ -9,7 +9,6 @@ namespace vecadd::torch_binding {
 at::Tensor add_autograd(const at::Tensor& x, const at::Tensor& y, double alpha);
 
 // out= is not differentiable: refused when anything requires grad under grad mode.
-void add_out_autograd(const at::Tensor& x, const at::Tensor& y, double alpha,
-                      at::Tensor& out);
+void add_out_autograd(const at::Tensor& x, const at::Tensor& y, double alpha, at::Tensor& out);
 
 }  // namespace vecadd::torch_binding
