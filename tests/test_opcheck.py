@@ -190,3 +190,17 @@ def test_compile_out_variant(device):
     out = torch.empty(4, device=device)
     torch.testing.assert_close(compiled(x, y, out), (x + y) * 2)
     torch.testing.assert_close(out, x + y)
+
+
+def test_opcheck_the_kernels_without_autograd(device):
+    # vecadd.add's way in when nothing needs a gradient: the same kernels and fake kernel.
+    x = make_tensor((3, 4), torch.float32, device, seed=8)
+    y = make_tensor((4,), torch.float32, device, seed=9)
+    torch.library.opcheck(
+        torch.ops.vecadd._add_without_autograd.default,
+        (x, y, 2.0),
+        test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_static"),
+    )
+    torch.testing.assert_close(
+        torch.ops.vecadd._add_without_autograd(x, y, 2.0), torch.add(x, y, alpha=2)
+    )
