@@ -37,8 +37,9 @@ ROOT = Path(__file__).resolve().parent
 PACKAGING = ROOT / "packaging"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
-# torch wheels the rehearsal builds against: the CUDA 13.0 build of torch 2.14.1 (PyPI's
-# default) and a CPU-only torch 2.13.0 (this machine's disk has one).
+# torch wheels the rehearsal builds against and tests under: the CUDA 13.0 build of torch
+# 2.14.1 (PyPI's default) and a CPU-only torch 2.13.0 (this machine's disk has one). The
+# portable (stable-ABI) wheels are built against the newer and tested under the older.
 CUDA_TORCH = "2.14.1"
 CPU_TORCH = "2.13.0"
 REHEARSAL_ARCHS = "90"  # short, to keep the rehearsal quick; the workflow builds the default
@@ -298,10 +299,9 @@ class Rehearsal:
         (wheel,) = raw.glob("*.whl")
 
         self.run(f"{name}: auditwheel show (built)", [self.tools / "auditwheel", "show", wheel])
-        wheelhouse = self.work / "dist" / "wheelhouse"
-        wheelhouse.mkdir(parents=True, exist_ok=True)
-        for old in wheelhouse.glob(f"vecadd-{version}-*.whl"):
-            old.unlink()
+        wheelhouse = self.work / "dist" / "wheelhouse" / name
+        shutil.rmtree(wheelhouse, ignore_errors=True)
+        wheelhouse.mkdir(parents=True)
         # pyproject.toml's repair command, as cibuildwheel runs it: the one list of excludes.
         repair = PYPROJECT["tool"]["cibuildwheel"]["repair-wheel-command"]
         repair = repair.replace("{wheel}", shlex.quote(str(wheel)))
@@ -318,25 +318,31 @@ class Rehearsal:
         self.run(f"{name}: check-wheel-contents", [self.tools / "check-wheel-contents", repaired])
         self.run(f"{name}: twine check", [self.tools / "twine", "check", "--strict", repaired])
         archs = REHEARSAL_ARCHS if env.get("VECADD_CUDA") == "ON" else ""
+        abi = env["VECADD_TORCH_ABI"]
         self.packaging(
-            f"{name}: version {version}, torch pin, architectures {archs or 'none'} "
-            "(fatbin reader and cuobjdump)",
+            f"{name}: {abi} build, version {version}, tag, torch requirement, architectures "
+            f"{archs or 'none'} (fatbin reader and cuobjdump)",
             "check_wheel.py",
-            *(repaired, "--version", version, "--torch", torch, "--archs", archs),
+            *(repaired, "--abi", abi, "--version", version, "--torch", torch, "--archs", archs),
         )
         self.wheels.append(result)
         return result
 
-    def test_wheel(self, name: str, wheel: Path, torch: str) -> Path:
+    def test_wheel(self, name: str, wheel: Path, torch: str, *, suite: bool = True) -> Path:
+        """Installs the wheel beside torch `torch` in a fresh environment, checks that pip kept
+        that torch, and runs `vecadd check` and (with `suite`) the CPU test suite there."""
         python = self.fresh_venv(f"test-{name}")
         self.pip(
             python, f"{name}: test environment (torch)", *QUIET_TORCH_INSTALL, f"torch=={torch}"
         )
         self.pip(python, f"{name}: install the wheel", "install", "--quiet", f"{wheel}[test]")
+        self.torch_kept(python, name, torch)
         self.run(
             f"{name}: python -m vecadd check", [python, "-m", "vecadd", "check"], cwd=self.work
         )
         self.run(f"{name}: python -m vecadd info", [python, "-m", "vecadd", "info"], cwd=self.work)
+        if not suite:
+            return python
         tests = [
             python,
             "-m",
@@ -352,35 +358,64 @@ class Rehearsal:
         self.session.log("  " + ran.strip().splitlines()[-1])
         return python
 
-    def mismatch(self, cuda_wheel: Path, python_cpu: Path) -> None:
-        """The torch 2.14 wheel in an environment that keeps torch 2.13."""
+    def torch_kept(self, python: Path, name: str, torch: str) -> None:
+        found = self.run(
+            f"{name}: torch is still {torch}",
+            [python, "-c", "import torch; print(torch.__version__)"],
+            cwd=self.work,
+        ).strip()
+        self.check(
+            f"{name}: pip left torch {torch} in place",
+            [] if found.split("+")[0] == torch else [f"torch {found} is installed"],
+        )
+
+    def naive_install(self) -> None:
+        """What a new user does: `pip install .` with build isolation, into an environment
+        that holds torch 2.13 (CPU-only, as on a machine without nvcc). The isolated build gets
+        its own torch; the portable wheel it makes must leave the user's torch alone."""
+        python = self.fresh_venv("naive")
+        self.pip(python, "naive: torch", *QUIET_TORCH_INSTALL, f"torch=={CPU_TORCH}")
+        path = os.pathsep.join(
+            d for d in os.environ["PATH"].split(os.pathsep) if not (Path(d) / "nvcc").exists()
+        )
+        self.pip(
+            python,
+            "naive: pip install . (build isolation)",
+            *("install", "--quiet", ROOT),
+            env={"PATH": path, "VECADD_CUDA": None, "VECADD_TORCH_ABI": None, "CMAKE_ARGS": None},
+        )
+        self.torch_kept(python, "naive", CPU_TORCH)
+        self.run("naive: python -m vecadd check", [python, "-m", "vecadd", "check"], cwd=self.work)
+
+    def mismatch(self, native_wheel: Path, python_other: Path) -> None:
+        """The native torch 2.13 wheel in an environment that keeps torch 2.14."""
         refused = self.pip(
-            python_cpu,
-            f"torch 2.14 wheel with torch=={CPU_TORCH} is refused by pip's resolver",
-            *("install", cuda_wheel, f"torch=={CPU_TORCH}"),
+            python_other,
+            f"native torch {CPU_TORCH} wheel with torch=={CUDA_TORCH} is refused by pip's resolver",
+            *("install", native_wheel, f"torch=={CUDA_TORCH}"),
             expect_failure=True,
         )
         named = "conflicting dependencies" in refused or "ResolutionImpossible" in refused
         self.check("the resolver names the conflict", [] if named else [refused[-600:]])
         self.pip(
-            python_cpu,
+            python_other,
             "forced with --no-deps",
             "install",
             "--quiet",
             "--no-deps",
             "--force-reinstall",
-            cuda_wheel,
+            native_wheel,
         )
         imported = self.run(
-            f"import vecadd under torch {CPU_TORCH} fails",
-            [python_cpu, "-c", "import vecadd"],
+            f"import vecadd under torch {CUDA_TORCH} fails",
+            [python_other, "-c", "import vecadd"],
             cwd=self.work,
             expect_failure=True,
         )
         line = next((t for t in imported.splitlines() if t.startswith("ImportError")), "")
         self.session.log(f"  {line}")
         wanted = re.search(
-            r"built against torch 2\.14\.\S+, but torch 2\.13\.\S+ is installed", line
+            r"built against torch 2\.13\.\S+, but torch 2\.14\.\S+ is installed", line
         )
         self.check("the ImportError names both torch versions", [] if wanted else [imported[-600:]])
 
@@ -403,9 +438,11 @@ class Rehearsal:
 @nox.session
 def wheels(session: nox.Session) -> None:
     """Everything the wheel workflow does that needs no container: checks of the configuration
-    and workflows, the sdist, a CUDA wheel (torch 2.14.1, nvcc on PATH) and a CPU-only wheel
-    (torch 2.13.0), each built clean and rebuilt, repaired, inspected, installed into a fresh
-    environment and tested, and the torch-mismatch refusal. Arguments: [--work-dir DIR]
+    and workflows, the sdist; a portable CUDA wheel (torch 2.14.1, nvcc on PATH), a portable
+    CPU-only wheel built against torch 2.14.1 and tested under torch 2.13.0, and a native
+    CPU-only wheel (torch 2.13.0), each built clean and rebuilt, repaired, inspected, installed
+    into a fresh environment and checked; the native wheel's torch-mismatch refusal; and a
+    naive `pip install .` with build isolation beside torch 2.13. Arguments: [--work-dir DIR]
     [--skip-cuda]."""
     parser = argparse.ArgumentParser(prog="nox -s wheels --")
     parser.add_argument(
@@ -429,21 +466,29 @@ def wheels(session: nox.Session) -> None:
         )
         rehearsal.static_checks(rows["include"], matrix["python"])
         rehearsal.sdist()
-        cuda_wheel = None
+        stable = {"VECADD_TORCH_ABI": "stable"}
+        python_newer = None
         if not args.skip_cuda:
             if shutil.which("nvcc") is None:
-                raise StepFailed("nvcc is not on PATH (use --skip-cuda for the CPU wheel only)")
-            # CUDA 13.0 is the default cell: no label, as on PyPI.
+                raise StepFailed("nvcc is not on PATH (use --skip-cuda for the CPU wheels only)")
+            # CUDA 13.0 is the default cell: no label, as on PyPI. No GPU here: the CUDA
+            # wheel is checked and loaded; its suite runs on a GPU (docs/portable.md).
             cuda_env = {
+                **stable,
                 "VECADD_CUDA": "ON",
                 "CMAKE_ARGS": f"-DCMAKE_CUDA_ARCHITECTURES={REHEARSAL_ARCHS}",
             }
             cuda_wheel = rehearsal.build_wheel("cu130", CUDA_TORCH, "", cuda_env).wheel
-            rehearsal.test_wheel("cu130", cuda_wheel, CUDA_TORCH)
-        cpu = rehearsal.build_wheel("cpu", CPU_TORCH, "cpu", {"VECADD_CUDA": "OFF"})
-        python_cpu = rehearsal.test_wheel("cpu", cpu.wheel, CPU_TORCH)
-        if cuda_wheel is not None:
-            rehearsal.mismatch(cuda_wheel, python_cpu)
+            python_newer = rehearsal.test_wheel("cu130", cuda_wheel, CUDA_TORCH, suite=False)
+        # The portable proof: built against torch 2.14, the suite under torch 2.13.
+        portable = rehearsal.build_wheel("cpu", CUDA_TORCH, "cpu", {**stable, "VECADD_CUDA": "OFF"})
+        rehearsal.test_wheel("cpu", portable.wheel, CPU_TORCH)
+        native_env = {"VECADD_TORCH_ABI": "native", "VECADD_CUDA": "OFF"}
+        native = rehearsal.build_wheel("native-cpu", CPU_TORCH, "cpu", native_env)
+        rehearsal.test_wheel("native-cpu", native.wheel, CPU_TORCH)
+        if python_newer is not None:
+            rehearsal.mismatch(native.wheel, python_newer)
+        rehearsal.naive_install()
     except StepFailed as error:
         failure = str(error)
     rehearsal.summary(time.monotonic() - started, failure)

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def torch_abi() -> str:
-    """"stable" or "native": which build of vecadd's operators is installed."""
+    """ "stable" or "native": which build of vecadd's operators is installed."""
     import vecadd
 
     return vecadd.build_info()["torch_abi"]

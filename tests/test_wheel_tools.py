@@ -230,7 +230,16 @@ def library_without_cuda(tmp_path_factory) -> Path:
 def test_check_wheel_accepts_a_matching_cpu_wheel(tmp_path, library_without_cuda):
     wheel = fake_wheel(tmp_path, "0.1.0+cpu", ["torch==2.13.*"], library_without_cuda)
     ran = packaging_script(
-        "check_wheel.py", wheel, "--abi", "native", "--version", "0.1.0+cpu", "--torch", "2.13.0+cpu", "--archs", ""
+        "check_wheel.py",
+        wheel,
+        "--abi",
+        "native",
+        "--version",
+        "0.1.0+cpu",
+        "--torch",
+        "2.13.0+cpu",
+        "--archs",
+        "",
     )
     assert output(ran).strip() == (
         f"{wheel.name}: ok (native build, version 0.1.0+cpu, torch==2.13.*)"
@@ -256,7 +265,16 @@ def test_check_wheel_accepts_a_portable_wheel_and_refuses_a_cpython_tag(
 def test_check_wheel_names_each_problem(tmp_path, library_without_cuda):
     wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.13.*"], library_without_cuda)
     ran = packaging_script(
-        "check_wheel.py", wheel, "--abi", "native", "--version", "0.1.0+cu128", "--torch", "2.14.1", "--archs", ""
+        "check_wheel.py",
+        wheel,
+        "--abi",
+        "native",
+        "--version",
+        "0.1.0+cu128",
+        "--torch",
+        "2.14.1",
+        "--archs",
+        "",
     )
     assert ran.returncode == 1
     assert ran.stderr.splitlines() == [
@@ -271,7 +289,16 @@ def test_check_wheel_derives_the_list_from_the_toolkit(tmp_path, library_without
     """--cuda X.Y expects that toolkit's default list, as CMake's table gives it."""
     wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.14.*"], library_without_cuda)
     ran = packaging_script(
-        "check_wheel.py", wheel, "--abi", "native", "--version", "0.1.0", "--torch", "2.14.1", "--cuda", "13.0"
+        "check_wheel.py",
+        wheel,
+        "--abi",
+        "native",
+        "--version",
+        "0.1.0",
+        "--torch",
+        "2.14.1",
+        "--cuda",
+        "13.0",
     )
     assert ran.returncode == 1
     if "cuobjdump not found" in ran.stderr:
@@ -288,7 +315,16 @@ def test_check_wheel_derives_the_list_from_the_toolkit(tmp_path, library_without
 def test_check_wheel_wants_one_kernel_library(tmp_path):
     wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.14.*"], None)
     ran = packaging_script(
-        "check_wheel.py", wheel, "--abi", "native", "--version", "0.1.0", "--torch", "2.14.1", "--archs", ""
+        "check_wheel.py",
+        wheel,
+        "--abi",
+        "native",
+        "--version",
+        "0.1.0",
+        "--torch",
+        "2.14.1",
+        "--archs",
+        "",
     )
     assert ran.returncode == 1
     assert "expected one vecadd/lib*/libvecadd.so in the wheel, found []" in ran.stderr

@@ -24,8 +24,7 @@ __all__ = [
 if not running_as_path_query():
     import torch  # noqa: F401  (torch's libraries must be loaded before vecadd's own)
 
-    from . import _library
-
+    from . import _library  # noqa: F401  (defines the operators, loads their kernels)
     from ._dtypes import SUPPORTED_DTYPES
     from ._module import VecAdd
     from ._ops import add

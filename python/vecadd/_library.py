@@ -28,4 +28,4 @@ native_module = load_operators()
 from . import _fake  # noqa: E402, F401  (registers the fake kernels)
 
 if _build_config.TORCH_ABI == "stable":
-    from . import _autograd  # noqa: E402, F401  (registers autograd)
+    from . import _autograd  # noqa: F401  (registers autograd)
