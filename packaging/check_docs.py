@@ -103,9 +103,15 @@ def wheel_table_problems(path: Path, header_start: str, matrix: dict) -> list[st
     for shown, cell in zip(rows, cells, strict=True):
         where = f"{path.name}: CUDA {cell['cuda']}"
         torch_column = column(shown, "torch")
-        torch = re.match(r"[\d.]+", torch_column).group(0)
-        if cell["torch"] != torch and not cell["torch"].startswith(f"{torch}."):
-            problems.append(f"{where}: torch {torch}, the matrix has {cell['torch']}")
+        # The torch range a wheel is tested under: the series of the cell's oldest and newest.
+        tested = [".".join(t.split(".")[:2]) for t in (cell["test_torch"][0], cell["test_torch"][-1])]
+        wanted_range = f"{tested[0]}{EN_DASH}{tested[1]}"
+        shown_range = re.sub(r"\s", "", torch_column.split("(")[0]).replace("-", EN_DASH)
+        if shown_range != wanted_range:
+            problems.append(f"{where}: torch {shown_range!r}, the matrix tests {wanted_range}")
+        platforms = ", ".join(p.removeprefix("manylinux_") for p in cell["platforms"])
+        if "platforms" in shown and shown["platforms"] != platforms:
+            problems.append(f"{where}: platforms {shown['platforms']!r}, the matrix has {platforms}")
         index = "/".join(cell["index"].split("/")[-2:])
         if f"`{index}`" not in torch_column:
             problems.append(f"{where}: index {torch_column!r}, the matrix has {cell['index']}")
@@ -166,8 +172,8 @@ def main() -> int:
     matrix = load_matrix()
     problems = [
         *default_table_problems(),
-        *wheel_table_problems(README, "| CUDA | torch | architectures", matrix),
-        *wheel_table_problems(WHEELS_DOC, "| CUDA | torch (index) | architectures", matrix),
+        *wheel_table_problems(README, "| CUDA | torch (tested; index) | architectures", matrix),
+        *wheel_table_problems(WHEELS_DOC, "| CUDA | torch (tested; index) | architectures", matrix),
         *link_problems(),
     ]
     for problem in problems:

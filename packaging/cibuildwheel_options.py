@@ -27,6 +27,7 @@ def resolve(row: dict) -> dict:
     env = {
         "VECADD_WHEEL_CUDA": row["cuda"],
         "VECADD_WHEEL_TORCH": row["torch"],
+        "VECADD_WHEEL_TEST_TORCH": row["test_torch"],
         "VECADD_WHEEL_INDEX": row["index"],
         "VECADD_WHEEL_LABEL": row["label"],
     }
@@ -34,7 +35,7 @@ def resolve(row: dict) -> dict:
     arguments.platform = "linux"
     arguments.package_dir = ROOT
     options = compute_options(platform="linux", command_line_arguments=arguments, env=env)
-    build = options.build_options(row["identifier"])
+    build = options.build_options(row["identifiers"].split()[0])
     return {
         "environment": build.environment.as_dictionary({"PATH": "/usr/bin"}),
         "before_all": build.before_all,
@@ -65,6 +66,7 @@ def problems(row: dict, resolved: dict) -> list[str]:
         "CUDACXX": f"/usr/local/cuda-{row['cuda']}/bin/nvcc",
         "VECADD_WHEEL_CUDA": row["cuda"],
         "VECADD_WHEEL_LABEL": row["label"],
+        "VECADD_WHEEL_TEST_TORCH": row["test_torch"],
     }
     for key, value in wanted.items():
         if environment.get(key) != value:
@@ -81,6 +83,10 @@ def problems(row: dict, resolved: dict) -> list[str]:
         words = expanded(resolved[step], environment)
         if not installs_torch(words, row["torch"], row["index"]):
             found.append(f"{step} does not install torch=={row['torch']} from {row['index']}")
+    if "packaging/test_wheel_under_torches.sh" not in resolved["test_command"]:
+        found.append("the test command does not test under each torch of the cell")
+    if environment.get("VECADD_TORCH_ABI", "stable") != "stable":
+        found.append("release wheels are the stable (portable) build")
     return found
 
 
@@ -94,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(resolved, indent=1))
     found = problems(row, resolved)
     for problem in found:
-        print(f"CUDA {row['cuda']} {row['identifier']}: {problem}")
+        print(f"CUDA {row['cuda']} {row['platform']}: {problem}")
     return 1 if found else 0
 
 

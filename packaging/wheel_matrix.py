@@ -5,8 +5,10 @@
     python packaging/wheel_matrix.py version
         print the release number from pyproject.toml (the tag must be v + this)
 
-Each cell names a CUDA toolkit, the torch built and tested against and its PyTorch index; the
-architecture list is the build's default for that toolkit. Needs Python 3.11+ (tomllib).
+Each cell names a CUDA toolkit, the torch built against, the torches tested under, its PyTorch
+index and its platforms; the architecture list is the build's default for that toolkit. Each
+row is one portable (py3-none) wheel: built under the oldest CPython, tested under the oldest
+and newest. Needs Python 3.11+ (tomllib).
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ from wheel_version import labelled_version, project_settings  # packaging/, besi
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX_FILE = ROOT / ".github" / "wheel-matrix.json"
 MATRIX_SETS = ("pull_request", "release")
-CELL_KEYS = ("cuda", "torch", "index")
+CELL_KEYS = ("cuda", "torch", "test_torch", "index", "platforms")
+PLATFORMS = ("manylinux_x86_64", "manylinux_aarch64")
+# GitHub's runner for each platform (cibuildwheel builds natively on both).
+RUNNERS = {"manylinux_x86_64": "ubuntu-latest", "manylinux_aarch64": "ubuntu-24.04-arm"}
 
 
 def load_matrix(path: Path = MATRIX_FILE) -> dict:
@@ -56,7 +61,9 @@ def identifier(python: str, platform: str) -> str:
 
 
 def identifiers(matrix: dict) -> list[str]:
-    return [identifier(python, matrix["platform"]) for python in matrix["python"]]
+    """Every identifier the release set builds or tests, in cibuildwheel's order."""
+    platforms = [p for p in PLATFORMS if any(p in cell["platforms"] for cell in matrix["cells"])]
+    return [identifier(python, p) for python in matrix["python"] for p in platforms]
 
 
 def matrix_rows(matrix: dict, which: str, release_version: str) -> list[dict]:
@@ -65,23 +72,30 @@ def matrix_rows(matrix: dict, which: str, release_version: str) -> list[dict]:
         raise ValueError(f"matrix set must be one of {MATRIX_SETS}, not {which!r}")
     cells = {cell["cuda"]: cell for cell in matrix["cells"]}
     if which == "release":
-        pairs = [(cuda, python) for cuda in cells for python in matrix["python"]]
+        pairs = [(cuda, platform) for cuda in cells for platform in cells[cuda]["platforms"]]
     else:
-        pairs = [(entry["cuda"], entry["python"]) for entry in matrix["pull_request"]]
+        pairs = [(entry["cuda"], entry["platform"]) for entry in matrix["pull_request"]]
     rows = []
-    for cuda, python in pairs:
+    for cuda, platform in pairs:
         cell = cells[cuda]
         label = cell_label(matrix, cell)
         channel = "pypi" if cuda == matrix["default_cuda"] else "release"
+        arch = platform.removeprefix("manylinux_")
         rows.append(
             {
-                **{key: cell[key] for key in CELL_KEYS},
+                "cuda": cuda,
+                "torch": cell["torch"],
+                "test_torch": " ".join(cell["test_torch"]),
+                "index": cell["index"],
                 "label": label,
                 "version": labelled_version(release_version, label),
-                "python": python,
-                "identifier": identifier(python, matrix["platform"]),
+                "platform": platform,
+                "arch": arch,
+                "runner": RUNNERS[platform],
+                "python": matrix["python"][-1],
+                "identifiers": " ".join(identifier(p, platform) for p in matrix["python"]),
                 "channel": channel,
-                "artifact": f"wheel-{channel}-{local_label(cuda)}-{python_tag(python)}",
+                "artifact": f"wheel-{channel}-{local_label(cuda)}-{arch}",
             }
         )
     return rows
@@ -91,17 +105,17 @@ def matrix_problems(matrix: dict) -> list[str]:
     """What is wrong with the matrix data (an empty list when nothing is)."""
     problems = [
         f"missing key {key!r}"
-        for key in ("platform", "python", "default_cuda", "cells", "pull_request")
+        for key in ("python", "default_cuda", "cells", "pull_request")
         if key not in matrix
     ]
     if problems:
         return problems
     seen = set()
+    release = re.compile(r"\d+\.\d+\.\d+")
     for cell in matrix["cells"]:
         cuda = cell.get("cuda")
-        for key in CELL_KEYS:
-            if not isinstance(cell.get(key), str) or not cell.get(key):
-                problems.append(f"cell {cuda!r}: {key!r} must be a non-empty string")
+        for key in sorted(set(CELL_KEYS) - set(cell)):
+            problems.append(f"cell {cuda!r}: missing key {key!r}")
         for key in sorted(set(cell) - set(CELL_KEYS)):
             problems.append(
                 f"cell {cuda!r}: unknown key {key!r}; a cell has {', '.join(CELL_KEYS)} (the "
@@ -118,17 +132,29 @@ def matrix_problems(matrix: dict) -> list[str]:
                 )
         else:
             problems.append(f"cell {cuda!r}: CUDA version must look like 12.8")
-        if not re.fullmatch(r"\d+\.\d+\.\d+", str(cell.get("torch"))):
+        if not release.fullmatch(str(cell.get("torch"))):
             problems.append(
                 f"cell {cuda}: torch is {cell.get('torch')!r}, expected a release like 2.14.1"
             )
+        tested = cell.get("test_torch", [])
+        if not isinstance(tested, list) or not tested or not all(
+            release.fullmatch(str(t)) for t in tested
+        ):
+            problems.append(f"cell {cuda}: test_torch must list releases like 2.10.0")
+        elif cell.get("torch") not in tested:
+            problems.append(f"cell {cuda}: the torch built against must be one it is tested under")
+        platforms = cell.get("platforms", [])
+        if not platforms or any(p not in PLATFORMS for p in platforms):
+            problems.append(f"cell {cuda}: platforms {platforms!r}, expected some of {PLATFORMS}")
     if matrix["default_cuda"] not in seen:
         problems.append(f"default_cuda {matrix['default_cuda']!r} is not a cell")
     for python in matrix["python"]:
         if not re.fullmatch(r"3\.\d+", python):
             problems.append(f"Python version {python!r} must look like 3.12")
+    cells = {cell.get("cuda"): cell for cell in matrix["cells"]}
     for entry in matrix["pull_request"]:
-        if entry.get("cuda") not in seen or entry.get("python") not in matrix["python"]:
+        cell = cells.get(entry.get("cuda"))
+        if cell is None or entry.get("platform") not in cell.get("platforms", []):
             problems.append(f"pull_request entry {entry} is not in the release set")
     return problems
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.build
 CONSUMER_CMAKE = """
 cmake_minimum_required(VERSION 3.26)
 project(consumer LANGUAGES CXX)
-find_package(vecadd 0.1 CONFIG REQUIRED)
+find_package(vecadd 0.2 CONFIG REQUIRED)
 message(STATUS "found vecadd ${vecadd_VERSION} with CUDA=${vecadd_WITH_CUDA}")
 add_executable(consumer main.cpp)
 target_link_libraries(consumer PRIVATE vecadd::vecadd)
@@ -56,7 +56,7 @@ def test_find_package_from_the_installed_wheel(tmp_path):
 def test_older_minor_series_is_not_accepted(tmp_path):
     configured = configure_consumer(
         tmp_path,
-        CONSUMER_CMAKE.replace("vecadd 0.1", "vecadd 0.0"),
+        CONSUMER_CMAKE.replace("vecadd 0.2", "vecadd 0.1"),
         f"-Dvecadd_DIR={vecadd.get_cmake_dir()}",
     )
     assert configured.returncode != 0

@@ -61,16 +61,25 @@ def architecture_rules(*defines: str) -> subprocess.CompletedProcess:
 
 
 @needs_tomllib
-def test_release_set_is_every_cell_for_every_python():
+def test_release_set_is_one_portable_wheel_per_cell_and_platform():
     matrix = json.loads(MATRIX_FILE.read_text())
     rows = matrix_rows("release")
-    assert [(row["cuda"], row["python"]) for row in rows] == [
-        (cell["cuda"], python) for cell in matrix["cells"] for python in matrix["python"]
+    assert [(row["cuda"], row["platform"]) for row in rows] == [
+        (cell["cuda"], platform) for cell in matrix["cells"] for platform in cell["platforms"]
     ]
     assert len({row["artifact"] for row in rows}) == len(rows)
-    assert sorted({row["identifier"] for row in rows}) == sorted(
-        f"cp{p.replace('.', '')}-{matrix['platform']}" for p in matrix["python"]
-    )
+    oldest, newest = matrix["python"][0], matrix["python"][-1]
+    for row in rows:
+        # Built under the oldest CPython, tested there and under the newest.
+        assert row["identifiers"].split() == [
+            f"cp{p.replace('.', '')}-{row['platform']}" for p in (oldest, newest)
+        ]
+        cell = next(c for c in matrix["cells"] if c["cuda"] == row["cuda"])
+        assert row["test_torch"].split() == cell["test_torch"]
+        assert row["runner"] == (
+            "ubuntu-24.04-arm" if row["arch"] == "aarch64" else "ubuntu-latest"
+        )
+    assert {row["arch"] for row in rows} == {"x86_64", "aarch64"}
 
 
 @needs_tomllib
@@ -102,10 +111,15 @@ def test_pull_request_slice_is_part_of_the_release_set():
         (lambda m: m["cells"][0].update(index="https://download.pytorch.org/whl/cu999"), "index"),
         (lambda m: m["cells"][0].update(archs="80;90"), "unknown key 'archs'"),
         (lambda m: m["cells"][0].update(torch="2.14"), "expected a release like 2.14.1"),
-        (lambda m: m["pull_request"].append({"cuda": "11.8", "python": "3.12"}), "release set"),
+        (
+            lambda m: m["pull_request"].append({"cuda": "12.6", "platform": "manylinux_aarch64"}),
+            "release set",
+        ),
+        (lambda m: m["cells"][0].update(test_torch=["2.10"]), "test_torch must list releases"),
+        (lambda m: m["cells"][0].update(platforms=["win_amd64"]), "platforms ['win_amd64']"),
         (lambda m: m.update(default_cuda="12.7"), "default_cuda '12.7' is not a cell"),
     ],
-    ids=["index", "archs", "torch", "pull-request", "default"],
+    ids=["index", "archs", "torch", "pull-request", "test-torch", "platform", "default"],
 )
 def test_broken_matrix_is_refused(tmp_path, change, problem):
     matrix = json.loads(MATRIX_FILE.read_text())
