@@ -467,7 +467,6 @@ def wheels(session: nox.Session) -> None:
     started = time.monotonic()
     failure = None
     try:
-        matrix = json.loads((ROOT / ".github" / "wheel-matrix.json").read_text())
         rows = json.loads(
             rehearsal.packaging("matrix data", "wheel_matrix.py", "matrix", "release")
         )

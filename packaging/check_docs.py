@@ -89,6 +89,11 @@ def default_table_problems() -> list[str]:
     return problems
 
 
+def series(version: str) -> str:
+    """'2.14.1' -> '2.14'."""
+    return ".".join(version.split(".")[:2])
+
+
 def wheel_table_problems(path: Path, header_start: str, matrix: dict) -> list[str]:
     rows = table(path, header_start)
     cells = matrix["cells"]
@@ -104,14 +109,16 @@ def wheel_table_problems(path: Path, header_start: str, matrix: dict) -> list[st
         where = f"{path.name}: CUDA {cell['cuda']}"
         torch_column = column(shown, "torch")
         # The torch range a wheel is tested under: the series of the cell's oldest and newest.
-        tested = [".".join(t.split(".")[:2]) for t in (cell["test_torch"][0], cell["test_torch"][-1])]
-        wanted_range = f"{tested[0]}{EN_DASH}{tested[1]}"
+        oldest, newest = series(cell["test_torch"][0]), series(cell["test_torch"][-1])
+        wanted_range = f"{oldest}{EN_DASH}{newest}"
         shown_range = re.sub(r"\s", "", torch_column.split("(")[0]).replace("-", EN_DASH)
         if shown_range != wanted_range:
             problems.append(f"{where}: torch {shown_range!r}, the matrix tests {wanted_range}")
         platforms = ", ".join(p.removeprefix("manylinux_") for p in cell["platforms"])
         if "platforms" in shown and shown["platforms"] != platforms:
-            problems.append(f"{where}: platforms {shown['platforms']!r}, the matrix has {platforms}")
+            problems.append(
+                f"{where}: platforms {shown['platforms']!r}, the matrix has {platforms}"
+            )
         index = "/".join(cell["index"].split("/")[-2:])
         if f"`{index}`" not in torch_column:
             problems.append(f"{where}: index {torch_column!r}, the matrix has {cell['index']}")

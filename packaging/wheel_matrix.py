@@ -137,8 +137,10 @@ def matrix_problems(matrix: dict) -> list[str]:
                 f"cell {cuda}: torch is {cell.get('torch')!r}, expected a release like 2.14.1"
             )
         tested = cell.get("test_torch", [])
-        if not isinstance(tested, list) or not tested or not all(
-            release.fullmatch(str(t)) for t in tested
+        if (
+            not isinstance(tested, list)
+            or not tested
+            or not all(release.fullmatch(str(t)) for t in tested)
         ):
             problems.append(f"cell {cuda}: test_torch must list releases like 2.10.0")
         elif cell.get("torch") not in tested:
