@@ -370,7 +370,7 @@ class Rehearsal:
             f"{name}: torch is still {torch}",
             [python, "-c", "import torch; print(torch.__version__)"],
             cwd=self.work,
-        ).strip()
+        ).splitlines()[-1]  # after any warning torch prints on import
         self.check(
             f"{name}: pip left torch {torch} in place",
             [] if found.split("+")[0] == torch else [f"torch {found} is installed"],
