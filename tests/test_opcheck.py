@@ -204,3 +204,16 @@ def test_opcheck_the_kernels_without_autograd(device):
     torch.testing.assert_close(
         torch.ops.vecadd._add_without_autograd(x, y, 2.0), torch.add(x, y, alpha=2)
     )
+
+
+def test_opcheck_the_out_kernels_without_autograd(device):
+    x = make_tensor((3, 4), torch.float32, device, seed=10)
+    y = make_tensor((4,), torch.float32, device, seed=11)
+    out = torch.empty(3, 4, device=device)
+    torch.library.opcheck(
+        torch.ops.vecadd._add_out_without_autograd.default,
+        (x, y, 2.0, out),
+        test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_static"),
+    )
+    torch.ops.vecadd._add_out_without_autograd(x, y, 2.0, out)
+    torch.testing.assert_close(out, torch.add(x, y, alpha=2))

@@ -48,7 +48,7 @@ class Add(torch.autograd.Function):
 # out= is not differentiable (as in the native build): refused when anything requires grad
 # under grad mode; otherwise the kernel runs and out's version counter moves, so that
 # autograd notices a saved tensor overwritten through out=.
-_OUT_WITH_GRAD = (
+OUT_WITH_GRAD = (
     "vecadd.add(): out= cannot be used when x, y or out requires grad (autograd does not flow "
     "through out=); expected no out= (call vecadd.add(x, y)) or a call inside torch.no_grad()"
 )
@@ -58,7 +58,7 @@ _library = torch.library.Library("vecadd", "IMPL")
 
 def _add_out_autograd(keyset, x, y, *, alpha=1.0, out):
     if torch.is_grad_enabled() and (x.requires_grad or y.requires_grad or out.requires_grad):
-        raise RuntimeError(_OUT_WITH_GRAD)
+        raise RuntimeError(OUT_WITH_GRAD)
     _add_out.redispatch(keyset & torch._C._after_autograd_keyset, x, y, alpha=alpha, out=out)
     torch.autograd.graph.increment_version(out)
 

@@ -120,6 +120,11 @@ def _add_without_autograd_fake(x: torch.Tensor, y: torch.Tensor, alpha: float) -
     return _add_fake(x, y, alpha=alpha)
 
 
+@torch.library.register_fake("vecadd::_add_out_without_autograd")
+def _add_out_without_autograd_fake(x, y, alpha: float, out: torch.Tensor) -> None:
+    _add_out_fake(x, y, alpha=alpha, out=out)
+
+
 @torch.library.register_fake("vecadd::add.out")
 def _add_out_fake(x: torch.Tensor, y: torch.Tensor, *, alpha: float = 1.0, out: torch.Tensor):
     check_inputs(x, y, alpha)

@@ -16,11 +16,15 @@ ADD_OUT_SCHEMA = "add.out(Tensor x, Tensor y, *, float alpha=1, Tensor(a!) out) 
 # The same kernels with no autograd kernel in front of them, for vecadd.add when nothing needs
 # a gradient: the stable build's autograd is Python, which every call of vecadd::add enters.
 ADD_WITHOUT_AUTOGRAD_SCHEMA = "_add_without_autograd(Tensor x, Tensor y, float alpha) -> Tensor"
+ADD_OUT_WITHOUT_AUTOGRAD_SCHEMA = (
+    "_add_out_without_autograd(Tensor x, Tensor y, float alpha, Tensor(a!) out) -> ()"
+)
 
 _definitions = torch.library.Library("vecadd", "DEF")
 _definitions.define(ADD_SCHEMA, tags=(torch.Tag.pt2_compliant_tag,))
 _definitions.define(ADD_OUT_SCHEMA, tags=(torch.Tag.pt2_compliant_tag,))
 _definitions.define(ADD_WITHOUT_AUTOGRAD_SCHEMA, tags=(torch.Tag.pt2_compliant_tag,))
+_definitions.define(ADD_OUT_WITHOUT_AUTOGRAD_SCHEMA, tags=(torch.Tag.pt2_compliant_tag,))
 
 # vecadd._C for the native build, None for the stable one (a library torch loads).
 native_module = load_operators()

@@ -14,13 +14,15 @@ from ._library import native_module
 
 _add_functional = torch.ops.vecadd.add.default
 _add_without_autograd = torch.ops.vecadd._add_without_autograd.default
+_add_out_without_autograd = torch.ops.vecadd._add_out_without_autograd.default
+_increment_version = torch.autograd.graph.increment_version
 _add_out = torch.ops.vecadd.add.out
 _is_compiling = torch.compiler.is_compiling
 _native_add = native_module.add if native_module is not None else None
 _Tensor = torch.Tensor
 _grad_enabled = torch.is_grad_enabled
 if _build_config.TORCH_ABI == "stable":
-    from ._autograd import Add
+    from ._autograd import OUT_WITH_GRAD, Add
 
     _apply_with_autograd = Add.apply
 _EXACT_INTEGER_LIMIT = 2**53  # every integer up to 2^53 is a float, some beyond are not
@@ -89,15 +91,22 @@ def add(
             if result is not NotImplemented:
                 return result
         elif (
-            out is None
-            and type(x) is _Tensor
+            type(x) is _Tensor
             and type(y) is _Tensor
+            and (out is None or type(out) is _Tensor)
             and (type(alpha) is float or (type(alpha) is int and -(2**53) <= alpha <= 2**53))
         ):
             # The stable build's lean way for plain tensors: the kernels directly, or one
             # autograd node around them when a gradient is needed.
             try:
-                if _grad_enabled() and (x.requires_grad or y.requires_grad):
+                needs_grad = _grad_enabled() and (x.requires_grad or y.requires_grad)
+                if out is not None:
+                    if needs_grad or (_grad_enabled() and out.requires_grad):
+                        raise RuntimeError(OUT_WITH_GRAD)
+                    _add_out_without_autograd(x, y, float(alpha), out)
+                    _increment_version(out)  # as add.out's autograd kernel does
+                    return out
+                if needs_grad:
                     return _apply_with_autograd(x, y, float(alpha))
                 return _add_without_autograd(x, y, float(alpha))
             except NotImplementedError:

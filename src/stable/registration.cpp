@@ -28,6 +28,7 @@ STABLE_TORCH_LIBRARY_IMPL(vecadd, CPU, m) {
   m.impl("add", TORCH_BOX(&vecadd::stable_binding::add_kernel));
   m.impl("_add_without_autograd", TORCH_BOX(&vecadd::stable_binding::add_kernel));
   m.impl("add.out", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
+  m.impl("_add_out_without_autograd", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
 }
 
 #if VECADD_WITH_CUDA
@@ -35,5 +36,6 @@ STABLE_TORCH_LIBRARY_IMPL(vecadd, CUDA, m) {
   m.impl("add", TORCH_BOX(&vecadd::stable_binding::add_kernel));
   m.impl("_add_without_autograd", TORCH_BOX(&vecadd::stable_binding::add_kernel));
   m.impl("add.out", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
+  m.impl("_add_out_without_autograd", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
 }
 #endif

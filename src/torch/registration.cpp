@@ -39,6 +39,7 @@ TORCH_LIBRARY_IMPL(vecadd, CPU, m) {
   m.impl("add", &add_kernel);
   m.impl("_add_without_autograd", &add_kernel);
   m.impl("add.out", &add_out_kernel);
+  m.impl("_add_out_without_autograd", &add_out_kernel);
 }
 
 #if VECADD_WITH_CUDA
@@ -46,6 +47,7 @@ TORCH_LIBRARY_IMPL(vecadd, CUDA, m) {
   m.impl("add", &add_kernel);
   m.impl("_add_without_autograd", &add_kernel);
   m.impl("add.out", &add_out_kernel);
+  m.impl("_add_out_without_autograd", &add_out_kernel);
 }
 #endif
 
