@@ -17,7 +17,7 @@ pytestmark = pytest.mark.build
 
 def test_cpp_tests_pass_under_ctest(tmp_path: Path) -> None:
     defines = ["-DVECADD_PYTHON=OFF", "-DVECADD_BUILD_TESTS=ON", "-DCMAKE_BUILD_TYPE=Release"]
-    expected = {"test_plan", "test_add_cpu"}
+    expected = {"test_plan", "test_add_cpu", "test_result_layout"}
     if torch.cuda.is_available():
         defines += ["-DVECADD_CUDA=ON", "-DCMAKE_CUDA_ARCHITECTURES=native"]
         expected.add("test_add_cuda")
