@@ -241,20 +241,16 @@ def library_without_cuda(tmp_path_factory) -> Path:
     return library
 
 
+def check_wheel(wheel: Path, version: str, torch: str, *arguments: str, abi: str = "native"):
+    """packaging/check_wheel.py on `wheel`, expecting `version`, built against `torch`."""
+    return packaging_script(
+        "check_wheel.py", wheel, "--abi", abi, "--version", version, "--torch", torch, *arguments
+    )
+
+
 def test_check_wheel_accepts_a_matching_cpu_wheel(tmp_path, library_without_cuda):
     wheel = fake_wheel(tmp_path, "0.1.0+cpu", ["torch==2.13.*"], library_without_cuda)
-    ran = packaging_script(
-        "check_wheel.py",
-        wheel,
-        "--abi",
-        "native",
-        "--version",
-        "0.1.0+cpu",
-        "--torch",
-        "2.13.0+cpu",
-        "--archs",
-        "",
-    )
+    ran = check_wheel(wheel, "0.1.0+cpu", "2.13.0+cpu", "--archs", "")
     assert output(ran).strip() == (
         f"{wheel.name}: ok (native build, version 0.1.0+cpu, torch==2.13.*)"
     )
@@ -264,11 +260,11 @@ def test_check_wheel_accepts_a_portable_wheel_and_refuses_a_cpython_tag(
     tmp_path, library_without_cuda
 ):
     portable = fake_wheel(tmp_path, "0.2.0", ["torch>=2.10"], library_without_cuda, "py3-none")
-    arguments = ("--abi", "stable", "--version", "0.2.0", "--torch", "2.14.1", "--archs", "")
-    ran = packaging_script("check_wheel.py", portable, *arguments)
+    arguments = ("0.2.0", "2.14.1", "--archs", "")
+    ran = check_wheel(portable, *arguments, abi="stable")
     assert output(ran).strip() == f"{portable.name}: ok (stable build, version 0.2.0, torch>=2.10)"
     tied = fake_wheel(tmp_path, "0.2.0", ["torch==2.14.*"], library_without_cuda)
-    ran = packaging_script("check_wheel.py", tied, *arguments)
+    ran = check_wheel(tied, *arguments, abi="stable")
     assert ran.returncode == 1
     assert ran.stderr.splitlines() == [
         f"{tied.name}: tag cp311-cp311 for a stable build; expected py3-none",
@@ -278,18 +274,7 @@ def test_check_wheel_accepts_a_portable_wheel_and_refuses_a_cpython_tag(
 
 def test_check_wheel_names_each_problem(tmp_path, library_without_cuda):
     wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.13.*"], library_without_cuda)
-    ran = packaging_script(
-        "check_wheel.py",
-        wheel,
-        "--abi",
-        "native",
-        "--version",
-        "0.1.0+cu128",
-        "--torch",
-        "2.14.1",
-        "--archs",
-        "",
-    )
+    ran = check_wheel(wheel, "0.1.0+cu128", "2.14.1", "--archs", "")
     assert ran.returncode == 1
     assert ran.stderr.splitlines() == [
         f"{wheel.name}: file name has version 0.1.0, expected 0.1.0+cu128",
@@ -302,18 +287,7 @@ def test_check_wheel_names_each_problem(tmp_path, library_without_cuda):
 def test_check_wheel_derives_the_list_from_the_toolkit(tmp_path, library_without_cuda):
     """--cuda X.Y expects that toolkit's default list, as CMake's table gives it."""
     wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.14.*"], library_without_cuda)
-    ran = packaging_script(
-        "check_wheel.py",
-        wheel,
-        "--abi",
-        "native",
-        "--version",
-        "0.1.0",
-        "--torch",
-        "2.14.1",
-        "--cuda",
-        "13.0",
-    )
+    ran = check_wheel(wheel, "0.1.0", "2.14.1", "--cuda", "13.0")
     assert ran.returncode == 1
     if "cuobjdump not found" in ran.stderr:
         pytest.skip("needs cuobjdump (pip install nvidia-cuda-cuobjdump)")
@@ -328,18 +302,7 @@ def test_check_wheel_derives_the_list_from_the_toolkit(tmp_path, library_without
 
 def test_check_wheel_wants_one_kernel_library(tmp_path):
     wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.14.*"], None)
-    ran = packaging_script(
-        "check_wheel.py",
-        wheel,
-        "--abi",
-        "native",
-        "--version",
-        "0.1.0",
-        "--torch",
-        "2.14.1",
-        "--archs",
-        "",
-    )
+    ran = check_wheel(wheel, "0.1.0", "2.14.1", "--archs", "")
     assert ran.returncode == 1
     assert "expected one vecadd/lib*/libvecadd.so in the wheel, found []" in ran.stderr
 
