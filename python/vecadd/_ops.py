@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import torch
 
-from . import _build_config
 from ._library import native_module
 
 _add_functional = torch.ops.vecadd.add.default
@@ -21,7 +20,7 @@ _is_compiling = torch.compiler.is_compiling
 _native_add = native_module.add if native_module is not None else None
 _Tensor = torch.Tensor
 _grad_enabled = torch.is_grad_enabled
-if _build_config.TORCH_ABI == "stable":
+if native_module is None:  # the stable build, whose autograd is Python
     from ._autograd import OUT_WITH_GRAD, Add
 
     _apply_with_autograd = Add.apply
