@@ -63,8 +63,9 @@ __device__ __forceinline__ T add_scaled(T x, T y, compute_t<T> alpha) {
 enum class Load { kPlain, kNonCoherent, kNoL1Allocate, kL2Prefetch128 };
 enum class Store { kPlain, kStreaming };
 
-// Serial, or launched early, letting the next kernel launch at block start, after stores or exit.
-enum class Order : unsigned char { kSerial, kNextAtStart, kNextAfterStores, kNextAtExit };
+// Serial, or launched early, letting the next kernel launch at block start, after stores or exit;
+// kNoWait is serial without the grid-dependency wait, as a kernel written without overlap is.
+enum class Order : unsigned char { kSerial, kNextAtStart, kNextAfterStores, kNextAtExit, kNoWait };
 
 // kCarveout -1 keeps the default; kCopy makes a second instantiation, to measure the noise floor.
 template <int kThreads_, bool kVector_, int kPacks_, Load kLoad_ = Load::kPlain,
@@ -151,7 +152,9 @@ __global__ void __launch_bounds__(S::kThreads)
   constexpr int kWidth = S::kVector ? 16 / sizeof(T) : 1;
   constexpr int kTile = S::kThreads * S::kPacks * kWidth;
   using PackT = Pack<T, kWidth>;
-  asm volatile("griddepcontrol.wait;" ::: "memory");  // the previous kernel's writes first
+  if (order != Order::kNoWait) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");  // the previous kernel's writes first
+  }
   if (order == Order::kNextAtStart) {
     allow_next_kernel_to_launch();
   }
@@ -206,7 +209,7 @@ cudaError_t launch(const T* x, const T* y, T* z, std::int64_t n, T alpha, cudaSt
   config.blockDim = dim3(S::kThreads);
   config.stream = stream;
   cudaLaunchAttribute overlap[1] = {};
-  if (kOrder != Order::kSerial) {
+  if (kOrder != Order::kSerial && kOrder != Order::kNoWait) {
     overlap[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     overlap[0].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = overlap;
@@ -226,6 +229,7 @@ cudaError_t launch_library(const T* x, const T* y, T* z, std::int64_t n, T alpha
 // The launch-order sweep's shapes; Unaligned (four single elements) is the library's fallback.
 using Small = Shape<128, true, 1>;
 using Large = Shape<1024, true, 1, Load::kPlain, Store::kStreaming>;
+using LargePlainStores = Shape<1024, true, 1>;
 using Unaligned = Shape<128, false, 4>;
 template <Load kLoad, int kCarveout = -1, int kCopy = 0>
 using LargeWith = Shape<1024, true, 1, kLoad, Store::kStreaming, kCarveout, kCopy>;
@@ -236,7 +240,8 @@ struct Variant {
   Launcher<T> launch;
 };
 
-// Names the recorded data use: "plain" no overlap, "start"/"end"/"exit" when the next may launch.
+// Names the recorded data use: "plain" no overlap, "start"/"end"/"exit" when the next may launch,
+// "nowait" no overlap and no wait; "1024d" the 1024-thread shape with default (not streaming) stores.
 template <class T>
 constexpr Variant<T> kVariants[] = {
     {"library", launch_library<T>},
@@ -249,6 +254,7 @@ constexpr Variant<T> kVariants[] = {
     {"1024 ld.nc.noL1", launch<T, LargeWith<Load::kNoL1Allocate>, Order::kSerial>},
     {"1024 L2::128B", launch<T, LargeWith<Load::kL2Prefetch128>, Order::kSerial>},
     {"128 plain", launch<T, Small, Order::kSerial>},
+    {"128 nowait", launch<T, Small, Order::kNoWait>},
     {"128 start", launch<T, Small, Order::kNextAtStart>},
     {"128 end", launch<T, Small, Order::kNextAfterStores>},
     {"128 exit", launch<T, Small, Order::kNextAtExit>},
@@ -256,6 +262,8 @@ constexpr Variant<T> kVariants[] = {
     {"1024 start", launch<T, Large, Order::kNextAtStart>},
     {"1024 end", launch<T, Large, Order::kNextAfterStores>},
     {"1024 exit", launch<T, Large, Order::kNextAtExit>},
+    {"1024d plain", launch<T, LargePlainStores, Order::kSerial>},
+    {"1024d end", launch<T, LargePlainStores, Order::kNextAfterStores>},
     {"u4 plain", launch<T, Unaligned, Order::kSerial>},
     {"u4 start", launch<T, Unaligned, Order::kNextAtStart>},
     {"u4 end", launch<T, Unaligned, Order::kNextAfterStores>},

@@ -1,12 +1,18 @@
 """Time candidate contiguous kernels next to vecadd's own and torch.add on the same buffers.
 
     lab/gpu_session.sh variants     # builds kernel_variants.so against the installed vecadd
-    python lab/kernel_variants.py kernel_variants.so --dtypes float16,float32
+    python lab/kernel_variants.py kernel_variants.so --dtypes float16,float32 --modes chain,cold
 
 kernel_variants.so comes from lab/kernel_variants.cu, which reaches vecadd only through its
-public header and libvecadd.so (its build line is in that file). Each cell is the variant's
-bandwidth divided by torch.add(x, y, out=z)'s, both timed as CUDA-graph replays interleaved
-round by round (vecadd's own bench method); the last column is torch.add in GB/s. Every
+public header and libvecadd.so (its build line is in that file). Each cell is torch.add(x, y,
+out=z)'s time divided by the variant's (above 1: the variant is faster), the median of paired
+per-round ratios, timed as the bench's modes time them (vecadd/_bench_modes.py), rounds
+interleaved:
+- chain: back-to-back launches on the same buffers, one CUDA-graph replay per batch;
+- cold: the L2 flushed before every launch;
+- pipeline: x = 2 a, the add, w = -z and sum(z), a batch of such pipelines in one CUDA graph,
+  with the variant or torch.add in the add's place.
+The last column is torch.add's GB/s (of the add alone, in chain and cold). Every
 variant's result is first checked against torch.add, once alone and in a chain of dependent
 launches (z = x + z), eager and as one CUDA graph: a launch that overlaps the previous one
 must still see its writes.
@@ -17,12 +23,13 @@ from __future__ import annotations
 import argparse
 import ctypes
 import functools
+import statistics
 import sys
 
 import torch
 
 import vecadd
-from vecadd._bench_timing import seconds_per_call
+from vecadd._bench_timing import batch_samples, cold_samples
 
 
 def load_library(path: str) -> ctypes.CDLL:
@@ -75,6 +82,30 @@ def variant_launcher(library: ctypes.CDLL, variant: int, code: int, x, y, z):
 
 
 CHAIN_LENGTH = 24
+MODES = ("chain", "cold", "pipeline")
+
+
+def time_mode(mode: str, adds, x, z, device, rounds: int) -> list[list[float]]:
+    """Per-round seconds of each add (launching on x, y, z) in the given mode."""
+    if mode == "cold":
+        return cold_samples(adds, device, 10, rounds)
+    if mode == "chain":
+        calls = max(10, min(200, int(2e9 // (3 * x.numel() * x.element_size()))))
+        return batch_samples(adds, device, calls, rounds)
+    source = x.clone()
+    w = torch.empty_like(z)
+
+    def pipeline(add):
+        def run() -> None:
+            torch.mul(source, 2, out=x)
+            add()
+            torch.neg(z, out=w)
+            torch.sum(z)
+
+        return run
+
+    calls = max(10, min(200, int(2e9 // (8 * x.numel() * x.element_size()))))
+    return batch_samples([pipeline(add) for add in adds], device, calls, rounds)
 
 
 def check_chain(library: ctypes.CDLL, variant: int, name: str, code: int, x, z) -> None:
@@ -101,6 +132,30 @@ def check_chain(library: ctypes.CDLL, variant: int, name: str, code: int, x, z) 
         )
 
 
+def sweep_cell(library, indices, names, code, dtype, n, mode, device, rounds):
+    """The row of one size: each variant checked, then timed next to torch.add in `mode`."""
+    x = torch.randn(n, device=device).to(dtype)
+    y = torch.randn(n, device=device).to(dtype)
+    z = torch.empty_like(x)
+    expected = torch.add(x, y)
+    launchers = [variant_launcher(library, i, code, x, y, z) for i in indices]
+    for index, name, launch in zip(indices, names, launchers, strict=True):
+        z.zero_()
+        launch()
+        if not torch.equal(z, expected):
+            raise AssertionError(f"variant {name!r} is wrong for {dtype}, n = {n}")
+        check_chain(library, index, name, code, x, z)
+    reference_add = functools.partial(torch.add, x, y, out=z)
+    samples = time_mode(mode, [*launchers, reference_add], x, z, device, rounds)
+    reference = samples[-1]
+    ratios = [
+        statistics.median(r / v for r, v in zip(reference, s, strict=True)) for s in samples[:-1]
+    ]
+    torch_gbps = 3 * n * x.element_size() / statistics.median(reference) / 1e9
+    cells = (f"{ratio:>{max(11, len(name))}.3f}" for ratio, name in zip(ratios, names, strict=True))
+    return " ".join(cells), torch_gbps
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("library", help="kernel_variants.so built from lab/kernel_variants.cu")
@@ -110,6 +165,7 @@ def main() -> int:
     parser.add_argument("--step", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--variants", help="comma-separated variant names (default: all)")
+    parser.add_argument("--modes", default="chain", help="comma-separated: chain, cold, pipeline")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("kernel_variants: needs a CUDA GPU", file=sys.stderr)
@@ -128,31 +184,22 @@ def main() -> int:
         parser.error(f"--variants: unknown {unknown}; expected names from {all_names}")
     indices = [all_names.index(name) for name in chosen]
     names = chosen
+    modes = args.modes.split(",")
+    if unknown_modes := sorted(set(modes) - set(MODES)):
+        parser.error(f"--modes: unknown {unknown_modes}; expected names from {list(MODES)}")
     device = torch.device("cuda")
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; ratio to torch.add(out=)")
-    for dtype in dtypes:
-        torch_dtype = getattr(torch, dtype)
-        print(f"\n{dtype}\n{'n':>6} " + " ".join(f"{name:>15}" for name in names) + "  torch GB/s")
-        for exponent in range(args.min_log2, args.max_log2 + 1, args.step):
-            n = 1 << exponent
-            x = torch.randn(n, device=device).to(torch_dtype)
-            y = torch.randn(n, device=device).to(torch_dtype)
-            z = torch.empty_like(x)
-            expected = torch.add(x, y)
-            launchers = [variant_launcher(library, i, codes[dtype], x, y, z) for i in indices]
-            for index, name, launch in zip(indices, names, launchers, strict=True):
-                z.zero_()
-                launch()
-                if not torch.equal(z, expected):
-                    raise AssertionError(f"variant {name!r} is wrong for {dtype}, n = {n}")
-                check_chain(library, index, name, codes[dtype], x, z)
-            calls = max(10, min(200, int(2e9 // (3 * n * x.element_size()))))
-            reference_add = functools.partial(torch.add, x, y, out=z)
-            seconds = seconds_per_call([*launchers, reference_add], device, calls, args.rounds)
-            reference = seconds[-1]
-            torch_gbps = 3 * n * x.element_size() / reference / 1e9
-            cells = " ".join(f"{reference / s:>15.3f}" for s in seconds[:-1])
-            print(f"  2^{exponent:<3} {cells}  {torch_gbps:10.1f}", flush=True)
+    device_name = torch.cuda.get_device_name()
+    print(f"{device_name}, torch {torch.__version__}; torch.add(out=)'s time / the variant's")
+    for mode in modes:
+        for dtype in dtypes:
+            header = " ".join(f"{name:>11}" for name in names)  # as wide as the cells
+            print(f"\n{mode}, {dtype}\n{'n':>6} {header}  torch GB/s")
+            for exponent in range(args.min_log2, args.max_log2 + 1, args.step):
+                cells, torch_gbps = sweep_cell(
+                    library, indices, names, codes[dtype], getattr(torch, dtype), 1 << exponent,
+                    mode, device, args.rounds,
+                )  # fmt: skip
+                print(f"  2^{exponent:<3} {cells}  {torch_gbps:10.1f}", flush=True)
     return 0
 
 
