@@ -241,7 +241,8 @@ struct Variant {
 };
 
 // Names the recorded data use: "plain" no overlap, "start"/"end"/"exit" when the next may launch,
-// "nowait" no overlap and no wait; "1024d" the 1024-thread shape with default (not streaming) stores.
+// "nowait" no overlap and no wait; "1024d" the 1024-thread shape with default (not streaming)
+// stores.
 template <class T>
 constexpr Variant<T> kVariants[] = {
     {"library", launch_library<T>},

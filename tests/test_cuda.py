@@ -122,9 +122,9 @@ def _l2_bytes() -> int:
     return getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
 
 
-# Below 4 MiB in all (128-thread blocks) and above it (1024-thread blocks; streaming stores
-# once z alone outgrows the L2), the large shape just above the threshold, within and
-# beyond the L2.
+# Below 4 MiB in all (128-thread blocks, always) and above it (1024-thread blocks right after a
+# vecadd kernel in a graph; streaming stores once z alone outgrows the L2), the large shape
+# just above the threshold, within and beyond the L2.
 ARRAY_SIZES = {
     "small": lambda: 1 << 20,
     "medium": lambda: 6 << 20,
@@ -139,17 +139,59 @@ def test_every_launch_shape_writes_every_element(dtype, size):
     _assert_every_element_is_written(_elements_for(ARRAY_SIZES[size](), dtype), dtype, seed=3)
 
 
+def _contiguous_kernels(run) -> list[str]:
+    """The names of vecadd's contiguous kernels that run() ran on the GPU, in launch order."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        run()
+        torch.cuda.synchronize()
+    events = [event for event in profile.events() if "add_contiguous_kernel" in event.name]
+    return [event.name for event in sorted(events, key=lambda event: event.time_range.start)]
+
+
+def _replay_three_calls(n: int) -> list[str]:
+    """Captures a torch kernel, then a vecadd call (after the torch kernel), then another (after
+    vecadd's) in a graph, replays it, checks the result and returns the kernels' names."""
+    x = torch.randn(n, device="cuda")
+    z = torch.empty_like(x)
+
+    def calls() -> None:
+        torch.mul(x, 2, out=z)
+        vecadd.add(x, z, out=z)
+        vecadd.add(z, x, out=z)
+
+    calls()  # outside capture first: lazy loading, allocator
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        calls()
+    z.zero_()
+    kernels = _contiguous_kernels(graph.replay)
+    torch.testing.assert_close(z, (x + 2 * x) + x, rtol=0, atol=0)
+    return kernels
+
+
 @pytest.mark.profiler
 @pytest.mark.parametrize("size", ARRAY_SIZES)
-def test_large_arrays_take_large_blocks(size):
-    n = _elements_for(ARRAY_SIZES[size](), torch.float32)
-    x = torch.randn(n, device="cuda")
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
-        vecadd.add(x, x)
-        torch.cuda.synchronize()
-    kernels = [event.name for event in profile.events() if "add_contiguous_kernel" in event.name]
+def test_eager_calls_take_small_blocks(size):
+    # Outside a graph a call cannot know the kernel before it: 1024-thread blocks won only
+    # behind a vecadd kernel (docs/kernel-notes.md, version 16).
+    x = torch.randn(_elements_for(ARRAY_SIZES[size](), torch.float32), device="cuda")
+    kernels = _contiguous_kernels(lambda: vecadd.add(x, x))
     assert len(kernels) == 1, kernels
-    assert ("1024" in kernels[0]) == (size != "small"), kernels
+    assert "1024" not in kernels[0], kernels
+
+
+@pytest.mark.profiler
+@pytest.mark.parametrize("size", ARRAY_SIZES)
+def test_graphed_calls_after_vecadd_take_large_blocks(size):
+    after_torch, after_vecadd = _replay_three_calls(
+        _elements_for(ARRAY_SIZES[size](), torch.float32)
+    )
+    assert "1024" not in after_torch, after_torch
+    assert ("1024" in after_vecadd) == (size != "small"), after_vecadd
+
+
+def _streams(kernel: str) -> bool:
+    return "StoreCaching)1" in kernel or "kStreaming" in kernel
 
 
 @pytest.mark.profiler
@@ -158,14 +200,12 @@ def test_large_arrays_take_large_blocks(size):
 )
 def test_streaming_stores_only_where_z_outgrows_the_l2(l2_multiple, streaming):
     # x, y and z together take l2_multiple times the L2: z alone outgrows it at 4 (4/3 L2).
-    n = _elements_for(int(l2_multiple * _l2_bytes()), torch.float32)
-    x = torch.randn(n, device="cuda")
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
-        vecadd.add(x, x)
-        torch.cuda.synchronize()
-    (kernel,) = [event.name for event in profile.events() if "add_contiguous_kernel" in event.name]
-    assert "1024" in kernel, kernel
-    assert ("StoreCaching)1" in kernel or "kStreaming" in kernel) == streaming, kernel
+    after_torch, after_vecadd = _replay_three_calls(
+        _elements_for(int(l2_multiple * _l2_bytes()), torch.float32)
+    )
+    assert "1024" in after_vecadd, after_vecadd
+    assert _streams(after_vecadd) == streaming, after_vecadd
+    assert not _streams(after_torch), after_torch
 
 
 def test_runs_on_the_current_stream():

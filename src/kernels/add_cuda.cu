@@ -22,27 +22,34 @@ constexpr int kStridedUnroll = 4;
 constexpr int kRowThreads = 128;
 constexpr int kVectorBytes = 16;
 
-// Calls that move fewer bytes than this (x, y and z together) are short. Measured on an
-// H200 (docs/kernel-notes.md, version 14):
-// - Short calls keep 128-thread blocks and let the next kernel launch as soon as every block
-//   has started, which hides most of the launch latency between back-to-back calls.
-// - Longer aligned contiguous calls take 1024-thread blocks and let the next kernel launch
-//   after their stores. Their stores stream (evicted first) only once z alone outgrows the
-//   L2: below that, the kernel that reads z next finds it there (cold and pipeline modes of
-//   the benchmark, docs/kernel-notes.md version 15).
-// - Longer 128-thread grids let it launch only as they exit: an earlier launch cost them up
-//   to 40 %.
+// Launch policy, measured on an H200 (docs/kernel-notes.md, versions 14-16). Bytes count x, y
+// and z together.
+// - After one of vecadd's own kernels (known in CUDA graphs only), every launch overlaps it.
+//   Short calls keep 128-thread blocks and let the next kernel launch as soon as every block
+//   has started, which hides most of the launch latency between back-to-back calls. Longer
+//   aligned contiguous calls take 1024-thread blocks and let the next kernel launch after their
+//   stores, which stream (evicted first) only once z alone outgrows the L2: below that, the
+//   kernel that reads z next finds it there.
+// - After any other kernel, or when the stream is not captured, launches overlap the previous
+//   kernel only from kOverlapAfterOtherBytes on (below it the overlap cost 3-7 % in pipelines
+//   of torch kernels around vecadd), and every shape keeps 128-thread blocks: 1024-thread
+//   blocks won only behind vecadd's early release, and cost up to 8 % with the cache cold.
+// - Longer 128-thread grids let the next kernel launch only as they exit: an earlier launch
+//   cost them up to 40 %.
 constexpr std::int64_t kShortCallBytes = std::int64_t{4} << 20;
+constexpr std::int64_t kOverlapAfterOtherBytes = std::int64_t{1} << 20;
 
 template <class T>
-bool is_short_call(std::int64_t count) {
-  return 3 * count * static_cast<std::int64_t>(sizeof(T)) < kShortCallBytes;
+std::int64_t call_bytes(std::int64_t count) {
+  return 3 * count * static_cast<std::int64_t>(sizeof(T));
 }
 
-// The overlap of a 128-thread grid over count elements.
+// The order of a 128-thread grid over count elements, after a vecadd kernel or not.
 template <class T>
-detail::Overlap small_block_overlap(std::int64_t count) {
-  return is_short_call<T>(count) ? detail::Overlap::kNextAtStart : detail::Overlap::kNextAtExit;
+detail::LaunchOrder small_block_order(std::int64_t count, bool after_vecadd) {
+  const std::int64_t bytes = call_bytes<T>(count);
+  return {after_vecadd || bytes >= kOverlapAfterOtherBytes,
+          bytes < kShortCallBytes ? detail::Release::kAtStart : detail::Release::kAtExit};
 }
 
 // Each block takes kStridedThreads * kStridedUnroll consecutive elements; each thread
@@ -52,9 +59,9 @@ template <class T, class Indexer>
 __global__ void __launch_bounds__(kStridedThreads)
     add_strided_kernel(const T* x, const T* y, T* z, Indexer layout, typename Indexer::Index count,
                        typename detail::ElementMath<T>::compute_type alpha,
-                       detail::Overlap overlap) {
+                       detail::Release release) {
   using Index = typename Indexer::Index;
-  detail::begin_kernel(overlap);
+  detail::begin_kernel(release);
   const Index first =
       static_cast<Index>(blockIdx.x) * (kStridedThreads * kStridedUnroll) + threadIdx.x;
   detail::ElementOffsets<Index> offsets[kStridedUnroll];
@@ -75,7 +82,7 @@ __global__ void __launch_bounds__(kStridedThreads)
       z[offsets[u].z] = detail::add_scaled(x_values[u], y_values[u], alpha);
     }
   }
-  detail::end_kernel(overlap);
+  detail::end_kernel(release);
 }
 
 // The kWidth elements of a row from `column` on: one 16-byte load, or, for an operand that
@@ -103,13 +110,13 @@ __global__ void __launch_bounds__(kRowThreads)
     add_rows_kernel(const T* x, const T* y, T* z, Indexer outer,
                     typename Indexer::Index packs_per_row, typename Indexer::Index pack_count,
                     bool x_repeats, bool y_repeats,
-                    typename detail::ElementMath<T>::compute_type alpha, detail::Overlap overlap) {
+                    typename detail::ElementMath<T>::compute_type alpha, detail::Release release) {
   using Index = typename Indexer::Index;
   using PackT = detail::Pack<T, kWidth>;
-  detail::begin_kernel(overlap);
+  detail::begin_kernel(release);
   const Index p = static_cast<Index>(blockIdx.x) * kRowThreads + threadIdx.x;
   if (p >= pack_count) {
-    detail::end_kernel(overlap);
+    detail::end_kernel(release);
     return;
   }
   const Index row = p / packs_per_row;
@@ -118,7 +125,7 @@ __global__ void __launch_bounds__(kRowThreads)
   const PackT x_pack = row_pack<kWidth>(x + offsets.x, column, x_repeats);
   const PackT y_pack = row_pack<kWidth>(y + offsets.y, column, y_repeats);
   *reinterpret_cast<PackT*>(z + offsets.z + column) = detail::add_packs(x_pack, y_pack, alpha);
-  detail::end_kernel(overlap);
+  detail::end_kernel(release);
 }
 
 // A launch's status, with the runtime's record of the last error cleared: a failed launch
@@ -138,27 +145,29 @@ StridedLayout outer_dimensions(const StridedLayout& layout) {
 template <class T, class Indexer>
 cudaError_t launch_rows(const T* x, const T* y, T* z, const StridedLayout& layout, bool x_repeats,
                         bool y_repeats, std::int64_t count,
-                        typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
+                        typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream,
+                        bool after_vecadd) {
   using Index = typename Indexer::Index;
   constexpr int kWidth = kVectorBytes / sizeof(T);
   const std::int64_t pack_count = count / kWidth;
   const std::int64_t packs_per_row = layout.sizes[layout.ndim - 1] / kWidth;
   const std::int64_t blocks = (pack_count + kRowThreads - 1) / kRowThreads;
   return detail::launch_kernel<add_rows_kernel<T, kWidth, Indexer>>(
-      static_cast<unsigned>(blocks), kRowThreads, stream, small_block_overlap<T>(count), x, y, z,
-      Indexer::of(outer_dimensions(layout)), static_cast<Index>(packs_per_row),
+      static_cast<unsigned>(blocks), kRowThreads, stream, small_block_order<T>(count, after_vecadd),
+      x, y, z, Indexer::of(outer_dimensions(layout)), static_cast<Index>(packs_per_row),
       static_cast<Index>(pack_count), x_repeats, y_repeats, alpha);
 }
 
 template <class T, class Indexer>
 cudaError_t launch_strided(const T* x, const T* y, T* z, const StridedLayout& layout,
                            std::int64_t count, typename detail::ElementMath<T>::compute_type alpha,
-                           cudaStream_t stream) {
+                           cudaStream_t stream, bool after_vecadd) {
   constexpr std::int64_t kTile = std::int64_t{kStridedThreads} * kStridedUnroll;
   const std::int64_t blocks = (count + kTile - 1) / kTile;
   return detail::launch_kernel<add_strided_kernel<T, Indexer>>(
-      static_cast<unsigned>(blocks), kStridedThreads, stream, small_block_overlap<T>(count), x, y,
-      z, Indexer::of(layout), static_cast<typename Indexer::Index>(count), alpha);
+      static_cast<unsigned>(blocks), kStridedThreads, stream,
+      small_block_order<T>(count, after_vecadd), x, y, z, Indexer::of(layout),
+      static_cast<typename Indexer::Index>(count), alpha);
 }
 
 // Bytes of the current device's L2 cache, looked up once per device (0 when unknown).
@@ -182,21 +191,22 @@ std::int64_t l2_cache_bytes() {
 // The launch shape for n contiguous elements with 16-byte aligned operands.
 template <class T, class Index>
 cudaError_t launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
-                           typename detail::ElementMath<T>::compute_type alpha,
-                           cudaStream_t stream) {
+                           typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream,
+                           bool after_vecadd) {
   constexpr int kWidth = kVectorBytes / sizeof(T);
-  if (is_short_call<T>(n)) {
-    return detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream,
-                                                               detail::Overlap::kNextAtStart);
+  if (!after_vecadd || call_bytes<T>(n) < kShortCallBytes) {
+    return detail::launch_contiguous<T, kWidth, 128, 1, Index>(
+        x, y, z, n, alpha, stream, small_block_order<T>(n, after_vecadd));
   }
+  constexpr detail::LaunchOrder kAfterStores{true, detail::Release::kAfterStores};
   // Streaming (evict-first) stores only where z cannot stay in the L2 anyway: below that,
   // the kernel after this one finds z there.
   if (n * static_cast<std::int64_t>(sizeof(T)) > l2_cache_bytes()) {
     return detail::launch_contiguous<T, kWidth, 1024, 1, Index, detail::StoreCaching::kStreaming>(
-        x, y, z, n, alpha, stream, detail::Overlap::kNextAfterStores);
+        x, y, z, n, alpha, stream, kAfterStores);
   }
   return detail::launch_contiguous<T, kWidth, 1024, 1, Index>(x, y, z, n, alpha, stream,
-                                                              detail::Overlap::kNextAfterStores);
+                                                              kAfterStores);
 }
 
 // One launch of the plan's kernel over its layout, from the given element offsets.
@@ -205,30 +215,36 @@ cudaError_t launch_plan(const T* x, const T* y, T* z, const Plan& plan,
                         typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
   const bool narrow = plan.index_width == IndexWidth::k32;
   const std::int64_t count = element_count(plan.layout);
+  if (plan.kernel == Kernel::kNothing) {
+    return cudaSuccess;
+  }
+  const bool after_vecadd = detail::follows_vecadd_kernel(stream);
   switch (plan.kernel) {
     case Kernel::kNothing:
       return cudaSuccess;
     case Kernel::kContiguous:
       // Unaligned views (x[1:]) cannot use 16-byte accesses: four single elements per thread.
       if (plan.vector_aligned) {
-        return narrow ? launch_aligned<T, std::int32_t>(x, y, z, count, alpha, stream)
-                      : launch_aligned<T, std::int64_t>(x, y, z, count, alpha, stream);
+        return narrow
+                   ? launch_aligned<T, std::int32_t>(x, y, z, count, alpha, stream, after_vecadd)
+                   : launch_aligned<T, std::int64_t>(x, y, z, count, alpha, stream, after_vecadd);
       }
       return narrow ? detail::launch_contiguous<T, 1, 128, 4, std::int32_t>(
-                          x, y, z, count, alpha, stream, small_block_overlap<T>(count))
+                          x, y, z, count, alpha, stream, small_block_order<T>(count, after_vecadd))
                     : detail::launch_contiguous<T, 1, 128, 4, std::int64_t>(
-                          x, y, z, count, alpha, stream, small_block_overlap<T>(count));
+                          x, y, z, count, alpha, stream, small_block_order<T>(count, after_vecadd));
     case Kernel::kRows:
-      return narrow
-                 ? launch_rows<T, detail::StridedIndexer32>(x, y, z, plan.layout, plan.x_repeats,
-                                                            plan.y_repeats, count, alpha, stream)
-                 : launch_rows<T, detail::StridedIndexer64>(x, y, z, plan.layout, plan.x_repeats,
-                                                            plan.y_repeats, count, alpha, stream);
+      return narrow ? launch_rows<T, detail::StridedIndexer32>(x, y, z, plan.layout, plan.x_repeats,
+                                                               plan.y_repeats, count, alpha, stream,
+                                                               after_vecadd)
+                    : launch_rows<T, detail::StridedIndexer64>(x, y, z, plan.layout, plan.x_repeats,
+                                                               plan.y_repeats, count, alpha, stream,
+                                                               after_vecadd);
     case Kernel::kStrided:
       return narrow ? launch_strided<T, detail::StridedIndexer32>(x, y, z, plan.layout, count,
-                                                                  alpha, stream)
+                                                                  alpha, stream, after_vecadd)
                     : launch_strided<T, detail::StridedIndexer64>(x, y, z, plan.layout, count,
-                                                                  alpha, stream);
+                                                                  alpha, stream, after_vecadd);
   }
   return cudaErrorInvalidValue;
 }

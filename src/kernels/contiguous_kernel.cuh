@@ -20,10 +20,10 @@ namespace vecadd::detail {
 template <class T, int kWidth, int kThreads, int kPacks, class Index, StoreCaching kCaching>
 __global__ void __launch_bounds__(kThreads)
     add_contiguous_kernel(const T* x, const T* y, T* z, Index n,
-                          typename ElementMath<T>::compute_type alpha, Overlap overlap) {
+                          typename ElementMath<T>::compute_type alpha, Release release) {
   using PackT = Pack<T, kWidth>;
   constexpr Index kTile = Index{kThreads} * kPacks * kWidth;
-  begin_kernel(overlap);
+  begin_kernel(release);
   const Index first = static_cast<Index>(blockIdx.x) * kTile;
   const Index remaining = n - first;
   if (remaining >= kTile) {
@@ -42,13 +42,13 @@ __global__ void __launch_bounds__(kThreads)
     for (int u = 0; u < kPacks; ++u) {
       store_pack<kCaching>(z_packs + u * kThreads, add_packs(x_in[u], y_in[u], alpha));
     }
-    end_kernel(overlap);
+    end_kernel(release);
     return;
   }
   for (Index i = static_cast<Index>(threadIdx.x); i < remaining; i += kThreads) {
     z[first + i] = add_scaled(x[first + i], y[first + i], alpha);
   }
-  end_kernel(overlap);
+  end_kernel(release);
 }
 
 // Enqueues the kernel above over n elements: one block per tile.
@@ -56,11 +56,11 @@ template <class T, int kWidth, int kThreads, int kPacks, class Index,
           StoreCaching kCaching = StoreCaching::kDefault>
 cudaError_t launch_contiguous(const T* x, const T* y, T* z, std::int64_t n,
                               typename ElementMath<T>::compute_type alpha, cudaStream_t stream,
-                              Overlap overlap) {
+                              LaunchOrder order) {
   constexpr std::int64_t kTile = std::int64_t{kThreads} * kPacks * kWidth;
   const std::int64_t blocks = std::max<std::int64_t>(1, (n + kTile - 1) / kTile);
   return launch_kernel<add_contiguous_kernel<T, kWidth, kThreads, kPacks, Index, kCaching>>(
-      static_cast<unsigned>(blocks), kThreads, stream, overlap, x, y, z, static_cast<Index>(n),
+      static_cast<unsigned>(blocks), kThreads, stream, order, x, y, z, static_cast<Index>(n),
       alpha);
 }
 

@@ -10,11 +10,16 @@
 
 namespace vecadd::detail {
 
-// How a launch overlaps its neighbours in the stream. All but kSerial let the kernel launch
-// before the previous one has ended, and let the next kernel launch once every block of this
-// one has started (kNextAtStart), issued its stores (kNextAfterStores) or exited
-// (kNextAtExit). Which is fastest depends on the grid (docs/kernel-notes.md).
-enum class Overlap : unsigned char { kSerial, kNextAtStart, kNextAfterStores, kNextAtExit };
+// When a kernel lets the next kernel in the stream launch: once every block has started
+// (kAtStart), issued its stores (kAfterStores) or exited (kAtExit). Which is fastest depends on
+// the grid (docs/kernel-notes.md).
+enum class Release : unsigned char { kAtStart, kAfterStores, kAtExit };
+
+// How one launch meets its neighbours in the stream.
+struct LaunchOrder {
+  bool overlap_previous;  // may launch before the previous kernel has ended (and then waits)
+  Release release;
+};
 
 __device__ __forceinline__ void allow_next_kernel_to_launch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -24,18 +29,18 @@ __device__ __forceinline__ void allow_next_kernel_to_launch() {
 
 // The first statement of every kernel: waits until the previous kernel in the stream has
 // completed and its writes are visible (a no-op when this launch may not overlap it).
-__device__ __forceinline__ void begin_kernel(Overlap overlap) {
+__device__ __forceinline__ void begin_kernel(Release release) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-  if (overlap == Overlap::kNextAtStart) {
+  if (release == Release::kAtStart) {
     allow_next_kernel_to_launch();
   }
 }
 
 // Called by every thread once its stores are issued.
-__device__ __forceinline__ void end_kernel(Overlap overlap) {
-  if (overlap == Overlap::kNextAfterStores) {
+__device__ __forceinline__ void end_kernel(Release release) {
+  if (release == Release::kAfterStores) {
     allow_next_kernel_to_launch();
   }
 }
@@ -61,11 +66,22 @@ bool kernel_waits_for_previous() {
   return state > 0;
 }
 
-// Enqueues kKernel<<<blocks, threads, 0, stream>>>(args..., overlap); the launch overlaps
-// the previous kernel only where the kernel and the CUDA runtime support it.
+// Records a kernel as one of vecadd's, for follows_vecadd_kernel; returns true.
+bool remember_vecadd_kernel(const void* kernel);
+
+// Whether the next kernel enqueued on `stream` will follow one of vecadd's kernels, which let
+// their successor launch early. Known only while the stream is captured into a CUDA graph
+// (from the node the next one will depend on); false otherwise.
+bool follows_vecadd_kernel(cudaStream_t stream);
+
+// Enqueues kKernel<<<blocks, threads, 0, stream>>>(args..., order.release); the launch
+// overlaps the previous kernel only when asked and where the kernel and the CUDA runtime
+// support it.
 template <auto kKernel, class... Args>
-cudaError_t launch_kernel(unsigned blocks, unsigned threads, cudaStream_t stream, Overlap overlap,
+cudaError_t launch_kernel(unsigned blocks, unsigned threads, cudaStream_t stream, LaunchOrder order,
                           Args... args) {
+  static const bool remembered = remember_vecadd_kernel(reinterpret_cast<const void*>(kKernel));
+  static_cast<void>(remembered);
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(blocks);
   config.blockDim = dim3(threads);
@@ -74,16 +90,14 @@ cudaError_t launch_kernel(unsigned blocks, unsigned threads, cudaStream_t stream
   cudaLaunchAttribute attributes[1] = {};
   // Stream capture records such launches as graph edges from CUDA 12.3 on.
 #if CUDART_VERSION >= 12030
-  if (overlap != Overlap::kSerial && kernel_waits_for_previous<kKernel>()) {
+  if (order.overlap_previous && kernel_waits_for_previous<kKernel>()) {
     attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attributes[0].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = attributes;
     config.numAttrs = 1;
   }
-#else
-  static_cast<void>(overlap);
 #endif
-  return cudaLaunchKernelEx(&config, kKernel, args..., overlap);
+  return cudaLaunchKernelEx(&config, kKernel, args..., order.release);
 }
 
 }  // namespace vecadd::detail

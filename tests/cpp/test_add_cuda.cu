@@ -106,7 +106,151 @@ void check_layouts() {
   }
 }
 
+// ---- Launch order in CUDA graphs: which launches overlap the kernel before them ----
+
+__global__ void scale_in_place(float* values, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) {
+    values[i] *= 2.0f;
+  }
+}
+
+#if CUDART_VERSION >= 12030
+// The node the stream's next captured node would depend on: the one just captured.
+cudaGraphNode_t last_captured(cudaStream_t stream) {
+  cudaStreamCaptureStatus status{};
+  const cudaGraphNode_t* nodes = nullptr;
+  const cudaGraphEdgeData* edges = nullptr;
+  std::size_t count = 0;
+#if CUDART_VERSION >= 13000
+  CHECK(cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &nodes, &edges, &count) ==
+        cudaSuccess);
+#else
+  CHECK(cudaStreamGetCaptureInfo_v3(stream, &status, nullptr, nullptr, &nodes, &edges, &count) ==
+        cudaSuccess);
+#endif
+  CHECK_EQ(count, std::size_t{1});
+  return count == 1 ? nodes[0] : nullptr;
+}
+
+// Whether the graph's edge from `from` to `to` is programmatic (the launch of `to` overlaps
+// the end of `from`); -1 when there is no such edge.
+int is_programmatic_edge(cudaGraph_t graph, cudaGraphNode_t from, cudaGraphNode_t to) {
+  std::size_t count = 0;
+#if CUDART_VERSION >= 13000
+  CHECK(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &count) == cudaSuccess);
+  std::vector<cudaGraphNode_t> sources(count), targets(count);
+  std::vector<cudaGraphEdgeData> data(count);
+  CHECK(cudaGraphGetEdges(graph, sources.data(), targets.data(), data.data(), &count) ==
+        cudaSuccess);
+#else
+  CHECK(cudaGraphGetEdges_v2(graph, nullptr, nullptr, nullptr, &count) == cudaSuccess);
+  std::vector<cudaGraphNode_t> sources(count), targets(count);
+  std::vector<cudaGraphEdgeData> data(count);
+  CHECK(cudaGraphGetEdges_v2(graph, sources.data(), targets.data(), data.data(), &count) ==
+        cudaSuccess);
+#endif
+  for (std::size_t i = 0; i < count; ++i) {
+    if (sources[i] == from && targets[i] == to) {
+      return data[i].type == cudaGraphDependencyTypeProgrammatic ? 1 : 0;
+    }
+  }
+  return -1;
+}
+
+unsigned block_size(cudaGraphNode_t node) {
+  cudaKernelNodeParams params{};
+  CHECK(cudaGraphKernelNodeGetParams(node, &params) == cudaSuccess);
+  return params.blockDim.x;
+}
+#endif
+
 }  // namespace
+
+// A launch overlaps the kernel before it when that kernel is vecadd's, or, after any other
+// kernel, only for calls of 1 MiB or more; 1024-thread blocks only behind a vecadd kernel.
+// The captured graph then computes what the same calls compute eagerly.
+TEST(graph_launch_order) {
+#if CUDART_VERSION >= 12030
+  int device = 0;
+  int major = 0;
+  CHECK(cudaGetDevice(&device) == cudaSuccess);
+  CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess);
+  if (major < 9) {
+    std::printf("  compute capability %d: launches never overlap, nothing to check\n", major);
+    return;
+  }
+  constexpr int kSmall = 1 << 12;  // 48 KiB of x, y and z
+  constexpr int kLarge = 1 << 20;  // 12 MiB
+  std::vector<float> host_x(kLarge), host_y(kLarge);
+  for (int i = 0; i < kLarge; ++i) {
+    host_x[i] = static_cast<float>(i % 97);
+    host_y[i] = static_cast<float>(i % 13);
+  }
+  float* x = nullptr;
+  float* y = nullptr;
+  float* z = nullptr;
+  CHECK(cudaMalloc(&x, kLarge * sizeof(float)) == cudaSuccess);
+  CHECK(cudaMalloc(&y, kLarge * sizeof(float)) == cudaSuccess);
+  CHECK(cudaMalloc(&z, kLarge * sizeof(float)) == cudaSuccess);
+  CHECK(cudaMemcpy(x, host_x.data(), kLarge * sizeof(float), cudaMemcpyHostToDevice) ==
+        cudaSuccess);
+  CHECK(cudaMemcpy(y, host_y.data(), kLarge * sizeof(float), cudaMemcpyHostToDevice) ==
+        cudaSuccess);
+  cudaStream_t stream = nullptr;
+  CHECK(cudaStreamCreate(&stream) == cudaSuccess);
+  cudaGraph_t graph = nullptr;
+  CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+  CHECK(cudaMemsetAsync(z, 0, kLarge * sizeof(float), stream) == cudaSuccess);
+  const cudaGraphNode_t memset = last_captured(stream);
+  CHECK(vecadd::add_cuda(x, y, z, kSmall, 1.0f, stream) == cudaSuccess);  // z = x + y
+  const cudaGraphNode_t first = last_captured(stream);
+  CHECK(vecadd::add_cuda(x, z, z, kSmall, 1.0f, stream) == cudaSuccess);  // z = 2x + y
+  const cudaGraphNode_t second = last_captured(stream);
+  scale_in_place<<<kLarge / 256, 256, 0, stream>>>(z, kLarge);  // z = 4x + 2y (0 past kSmall)
+  const cudaGraphNode_t foreign = last_captured(stream);
+  CHECK(vecadd::add_cuda(z, y, z, kSmall, 1.0f, stream) == cudaSuccess);  // z = 4x + 3y
+  const cudaGraphNode_t small_after_foreign = last_captured(stream);
+  scale_in_place<<<kLarge / 256, 256, 0, stream>>>(z, kLarge);  // z = 8x + 6y
+  const cudaGraphNode_t foreign_again = last_captured(stream);
+  CHECK(vecadd::add_cuda(x, z, z, kLarge, 1.0f, stream) == cudaSuccess);  // z = 9x + 6y
+  const cudaGraphNode_t large_after_foreign = last_captured(stream);
+  CHECK(vecadd::add_cuda(x, z, z, kLarge, 1.0f, stream) == cudaSuccess);  // z = 10x + 6y
+  const cudaGraphNode_t large_after_vecadd = last_captured(stream);
+  CHECK(cudaStreamEndCapture(stream, &graph) == cudaSuccess);
+
+  CHECK_EQ(is_programmatic_edge(graph, memset, first), 0);
+  CHECK_EQ(is_programmatic_edge(graph, first, second), 1);
+  CHECK_EQ(is_programmatic_edge(graph, second, foreign), 0);
+  CHECK_EQ(is_programmatic_edge(graph, foreign, small_after_foreign), 0);
+  CHECK_EQ(is_programmatic_edge(graph, foreign_again, large_after_foreign), 1);
+  CHECK_EQ(is_programmatic_edge(graph, large_after_foreign, large_after_vecadd), 1);
+  CHECK_EQ(block_size(large_after_foreign), 128u);
+  CHECK_EQ(block_size(large_after_vecadd), 1024u);
+
+  cudaGraphExec_t exec = nullptr;
+  CHECK(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+  CHECK(cudaGraphLaunch(exec, stream) == cudaSuccess);
+  CHECK(cudaStreamSynchronize(stream) == cudaSuccess);
+  std::vector<float> result(kLarge);
+  CHECK(cudaMemcpy(result.data(), z, kLarge * sizeof(float), cudaMemcpyDeviceToHost) ==
+        cudaSuccess);
+  int wrong = 0;
+  for (int i = 0; i < kLarge; ++i) {
+    const float expected = i < kSmall ? 10 * host_x[i] + 6 * host_y[i] : 2 * host_x[i];
+    wrong += result[i] == expected ? 0 : 1;
+  }
+  CHECK_EQ(wrong, 0);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+  cudaFree(x);
+  cudaFree(y);
+  cudaFree(z);
+#else
+  std::printf("  CUDA before 12.3 records no overlapping launches in graphs: nothing to check\n");
+#endif
+}
 
 TEST(float32_layouts) {
   check_layouts<float>();
