@@ -209,21 +209,32 @@ def test_plots_from_crafted_rows(tmp_path):
     path = tmp_path / "bench.png"
     figure = plot_ratios(rows, str(path))
     panels = [axis for axis in figure.axes if axis.get_visible()]
-    assert [axis.get_title() for axis in panels] == ["mode chain", "mode cold"]
-    # Per panel: dtype x out series at log2 n, and the line at 1.0.
-    assert len(panels[0].get_lines()) == 4 + 1
+    # A row per mode, a panel per dtype.
+    titles = ["float32, chain", "int64, chain", "float32, cold", "int64, cold"]
+    assert [axis.get_title() for axis in panels] == titles
+    # Per panel: one series per layout and out=, at log2 n, and the line at 1.0.
+    assert len(panels[0].get_lines()) == 2 + 1
     assert list(panels[0].get_lines()[0].get_xdata()) == [10, 12, 14]
     assert any(list(line.get_ydata()) == [1.0, 1.0] for line in panels[0].get_lines())
     assert len(figure.legends) == 1
+    assert [text.get_text() for text in figure.legends[0].get_texts()] == [
+        "contiguous",
+        "contiguous, out=z",
+    ]
     one_mode = plot_ratios([row for row in rows if row.mode == "cold"], str(path))
     titles = [axis.get_title() for axis in one_mode.axes if axis.get_visible()]
-    assert titles == ["float32 (cold)", "int64 (cold)"]
+    assert titles == ["float32, cold", "int64, cold"]
     cold_path = cold_bandwidth_path(str(path))
     assert cold_path == str(tmp_path / "bench-cold-bandwidth.png")
     cold = plot_cold_bandwidth(rows, 3000.0, cold_path)
-    ys = [list(line.get_ydata()) for line in cold.axes[0].get_lines()]
-    assert [3000.0, 3000.0] in ys
-    assert [4800.0, 4800.0] in ys
+    cold_panels = [axis for axis in cold.axes if axis.get_visible()]
+    assert [axis.get_title() for axis in cold_panels] == ["float32", "int64"]
+    for axis in cold_panels:
+        ys = [list(line.get_ydata()) for line in axis.get_lines()]
+        assert [3000.0, 3000.0] in ys
+        assert [4800.0, 4800.0] in ys
+        # vecadd and torch.add without out=: two series of the three sizes.
+        assert sum(len(y) == 3 for y in ys) == 2
     for written in (path, tmp_path / "bench-cold-bandwidth.png"):
         assert written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
