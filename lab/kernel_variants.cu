@@ -230,6 +230,8 @@ cudaError_t launch_library(const T* x, const T* y, T* z, std::int64_t n, T alpha
 using Small = Shape<128, true, 1>;
 using Large = Shape<1024, true, 1, Load::kPlain, Store::kStreaming>;
 using LargePlainStores = Shape<1024, true, 1>;
+using SmallTwoPacks = Shape<128, true, 2>;
+using Medium = Shape<256, true, 1>;
 using Unaligned = Shape<128, false, 4>;
 template <Load kLoad, int kCarveout = -1, int kCopy = 0>
 using LargeWith = Shape<1024, true, 1, kLoad, Store::kStreaming, kCarveout, kCopy>;
@@ -265,6 +267,9 @@ constexpr Variant<T> kVariants[] = {
     {"1024 exit", launch<T, Large, Order::kNextAtExit>},
     {"1024d plain", launch<T, LargePlainStores, Order::kSerial>},
     {"1024d end", launch<T, LargePlainStores, Order::kNextAfterStores>},
+    {"128x2 plain", launch<T, SmallTwoPacks, Order::kSerial>},
+    {"128x2 exit", launch<T, SmallTwoPacks, Order::kNextAtExit>},
+    {"256 exit", launch<T, Medium, Order::kNextAtExit>},
     {"u4 plain", launch<T, Unaligned, Order::kSerial>},
     {"u4 start", launch<T, Unaligned, Order::kNextAtStart>},
     {"u4 end", launch<T, Unaligned, Order::kNextAfterStores>},

@@ -23,19 +23,18 @@ constexpr int kRowThreads = 128;
 constexpr int kVectorBytes = 16;
 
 // Launch policy, measured on an H200 (docs/kernel-notes.md, versions 14-16). Bytes count x, y
-// and z together.
-// - After one of vecadd's own kernels (known in CUDA graphs only), every launch overlaps it.
-//   Short calls keep 128-thread blocks and let the next kernel launch as soon as every block
-//   has started, which hides most of the launch latency between back-to-back calls. Longer
-//   aligned contiguous calls take 1024-thread blocks and let the next kernel launch after their
-//   stores, which stream (evicted first) only once z alone outgrows the L2: below that, the
-//   kernel that reads z next finds it there.
-// - After any other kernel, or when the stream is not captured, launches overlap the previous
-//   kernel only from kOverlapAfterOtherBytes on (below it the overlap cost 3-7 % in pipelines
-//   of torch kernels around vecadd), and every shape keeps 128-thread blocks: 1024-thread
-//   blocks won only behind vecadd's early release, and cost up to 8 % with the cache cold.
-// - Longer 128-thread grids let the next kernel launch only as they exit: an earlier launch
-//   cost them up to 40 %.
+// and z together; what the kernel before a launch is, is known in CUDA graphs only.
+// - Outside a graph, and after one of vecadd's own kernels in one, every launch overlaps the
+//   kernel before it (back-to-back eager calls cost 8 % more each without). After any other
+//   kernel in a graph, only calls from kOverlapAfterOtherBytes on do: below it the overlap
+//   cost 3-7 % in graphs of torch kernels around vecadd.
+// - Calls are 128-thread grids, save one: right after a vecadd kernel, aligned contiguous calls
+//   from kShortCallBytes on take 1024-thread blocks, released after their stores, which stream
+//   (evicted first) only once z alone outgrows the L2. They won only behind vecadd's early
+//   release, and cost up to 8 % with the cache cold.
+// - Short 128-thread grids let the next kernel launch as soon as every block has started, which
+//   hides most of the launch latency between back-to-back calls; longer ones only as they exit:
+//   an earlier launch cost them up to 40 %.
 constexpr std::int64_t kShortCallBytes = std::int64_t{4} << 20;
 constexpr std::int64_t kOverlapAfterOtherBytes = std::int64_t{1} << 20;
 
@@ -44,11 +43,11 @@ std::int64_t call_bytes(std::int64_t count) {
   return 3 * count * static_cast<std::int64_t>(sizeof(T));
 }
 
-// The order of a 128-thread grid over count elements, after a vecadd kernel or not.
+// The order of a 128-thread grid over count elements after the given kernel.
 template <class T>
-detail::LaunchOrder small_block_order(std::int64_t count, bool after_vecadd) {
+detail::LaunchOrder small_block_order(std::int64_t count, detail::Predecessor previous) {
   const std::int64_t bytes = call_bytes<T>(count);
-  return {after_vecadd || bytes >= kOverlapAfterOtherBytes,
+  return {previous != detail::Predecessor::kOther || bytes >= kOverlapAfterOtherBytes,
           bytes < kShortCallBytes ? detail::Release::kAtStart : detail::Release::kAtExit};
 }
 
@@ -146,28 +145,27 @@ template <class T, class Indexer>
 cudaError_t launch_rows(const T* x, const T* y, T* z, const StridedLayout& layout, bool x_repeats,
                         bool y_repeats, std::int64_t count,
                         typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream,
-                        bool after_vecadd) {
+                        detail::Predecessor previous) {
   using Index = typename Indexer::Index;
   constexpr int kWidth = kVectorBytes / sizeof(T);
   const std::int64_t pack_count = count / kWidth;
   const std::int64_t packs_per_row = layout.sizes[layout.ndim - 1] / kWidth;
   const std::int64_t blocks = (pack_count + kRowThreads - 1) / kRowThreads;
   return detail::launch_kernel<add_rows_kernel<T, kWidth, Indexer>>(
-      static_cast<unsigned>(blocks), kRowThreads, stream, small_block_order<T>(count, after_vecadd),
-      x, y, z, Indexer::of(outer_dimensions(layout)), static_cast<Index>(packs_per_row),
+      static_cast<unsigned>(blocks), kRowThreads, stream, small_block_order<T>(count, previous), x,
+      y, z, Indexer::of(outer_dimensions(layout)), static_cast<Index>(packs_per_row),
       static_cast<Index>(pack_count), x_repeats, y_repeats, alpha);
 }
 
 template <class T, class Indexer>
 cudaError_t launch_strided(const T* x, const T* y, T* z, const StridedLayout& layout,
                            std::int64_t count, typename detail::ElementMath<T>::compute_type alpha,
-                           cudaStream_t stream, bool after_vecadd) {
+                           cudaStream_t stream, detail::Predecessor previous) {
   constexpr std::int64_t kTile = std::int64_t{kStridedThreads} * kStridedUnroll;
   const std::int64_t blocks = (count + kTile - 1) / kTile;
   return detail::launch_kernel<add_strided_kernel<T, Indexer>>(
-      static_cast<unsigned>(blocks), kStridedThreads, stream,
-      small_block_order<T>(count, after_vecadd), x, y, z, Indexer::of(layout),
-      static_cast<typename Indexer::Index>(count), alpha);
+      static_cast<unsigned>(blocks), kStridedThreads, stream, small_block_order<T>(count, previous),
+      x, y, z, Indexer::of(layout), static_cast<typename Indexer::Index>(count), alpha);
 }
 
 // Bytes of the current device's L2 cache, looked up once per device (0 when unknown).
@@ -192,11 +190,11 @@ std::int64_t l2_cache_bytes() {
 template <class T, class Index>
 cudaError_t launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
                            typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream,
-                           bool after_vecadd) {
+                           detail::Predecessor previous) {
   constexpr int kWidth = kVectorBytes / sizeof(T);
-  if (!after_vecadd || call_bytes<T>(n) < kShortCallBytes) {
-    return detail::launch_contiguous<T, kWidth, 128, 1, Index>(
-        x, y, z, n, alpha, stream, small_block_order<T>(n, after_vecadd));
+  if (previous != detail::Predecessor::kVecadd || call_bytes<T>(n) < kShortCallBytes) {
+    return detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream,
+                                                               small_block_order<T>(n, previous));
   }
   constexpr detail::LaunchOrder kAfterStores{true, detail::Release::kAfterStores};
   // Streaming (evict-first) stores only where z cannot stay in the L2 anyway: below that,
@@ -218,33 +216,32 @@ cudaError_t launch_plan(const T* x, const T* y, T* z, const Plan& plan,
   if (plan.kernel == Kernel::kNothing) {
     return cudaSuccess;
   }
-  const bool after_vecadd = detail::follows_vecadd_kernel(stream);
+  const detail::Predecessor previous = detail::previous_kernel(stream);
   switch (plan.kernel) {
     case Kernel::kNothing:
       return cudaSuccess;
     case Kernel::kContiguous:
       // Unaligned views (x[1:]) cannot use 16-byte accesses: four single elements per thread.
       if (plan.vector_aligned) {
-        return narrow
-                   ? launch_aligned<T, std::int32_t>(x, y, z, count, alpha, stream, after_vecadd)
-                   : launch_aligned<T, std::int64_t>(x, y, z, count, alpha, stream, after_vecadd);
+        return narrow ? launch_aligned<T, std::int32_t>(x, y, z, count, alpha, stream, previous)
+                      : launch_aligned<T, std::int64_t>(x, y, z, count, alpha, stream, previous);
       }
       return narrow ? detail::launch_contiguous<T, 1, 128, 4, std::int32_t>(
-                          x, y, z, count, alpha, stream, small_block_order<T>(count, after_vecadd))
+                          x, y, z, count, alpha, stream, small_block_order<T>(count, previous))
                     : detail::launch_contiguous<T, 1, 128, 4, std::int64_t>(
-                          x, y, z, count, alpha, stream, small_block_order<T>(count, after_vecadd));
+                          x, y, z, count, alpha, stream, small_block_order<T>(count, previous));
     case Kernel::kRows:
       return narrow ? launch_rows<T, detail::StridedIndexer32>(x, y, z, plan.layout, plan.x_repeats,
                                                                plan.y_repeats, count, alpha, stream,
-                                                               after_vecadd)
+                                                               previous)
                     : launch_rows<T, detail::StridedIndexer64>(x, y, z, plan.layout, plan.x_repeats,
                                                                plan.y_repeats, count, alpha, stream,
-                                                               after_vecadd);
+                                                               previous);
     case Kernel::kStrided:
       return narrow ? launch_strided<T, detail::StridedIndexer32>(x, y, z, plan.layout, count,
-                                                                  alpha, stream, after_vecadd)
+                                                                  alpha, stream, previous)
                     : launch_strided<T, detail::StridedIndexer64>(x, y, z, plan.layout, count,
-                                                                  alpha, stream, after_vecadd);
+                                                                  alpha, stream, previous);
   }
   return cudaErrorInvalidValue;
 }

@@ -66,13 +66,13 @@ bool kernel_waits_for_previous() {
   return state > 0;
 }
 
-// Records a kernel as one of vecadd's, for follows_vecadd_kernel; returns true.
+// Records a kernel as one of vecadd's, for previous_kernel; returns true.
 bool remember_vecadd_kernel(const void* kernel);
 
-// Whether the next kernel enqueued on `stream` will follow one of vecadd's kernels, which let
-// their successor launch early. Known only while the stream is captured into a CUDA graph
-// (from the node the next one will depend on); false otherwise.
-bool follows_vecadd_kernel(cudaStream_t stream);
+// What the next launch on a stream will follow: known only while the stream is captured into
+// a CUDA graph (the node the next one will depend on), unknown otherwise.
+enum class Predecessor : unsigned char { kUnknown, kVecadd, kOther };
+Predecessor previous_kernel(cudaStream_t stream);
 
 // Enqueues kKernel<<<blocks, threads, 0, stream>>>(args..., order.release); the launch
 // overlaps the previous kernel only when asked and where the kernel and the CUDA runtime
