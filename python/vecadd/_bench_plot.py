@@ -57,6 +57,19 @@ def _finish_axes(axes, used: int) -> None:
         axis.set_xlabel("log2 n")
 
 
+def _fit_to_medians(axes, rows: list[BandwidthRow], modes: list[str] | None) -> None:
+    """Scales each row of panels (modes given) or all to the medians and 1.0, so that one
+    wild round of a host-bound cell cannot flatten every line; its band is cut at the edge."""
+    groups = [[row for row in rows if row.mode == mode] for mode in modes] if modes else [rows]
+    for line, group in enumerate(groups):
+        ratios = [row.ratio for row in group] + [1.0]
+        low, high = min(ratios), max(ratios)
+        margin = max(0.02, 0.08 * (high - low))
+        targets = axes[line, :] if modes else axes.flat
+        for axis in targets:
+            axis.set_ylim(low - margin, high + margin)
+
+
 def _figure_legend(figure: Figure, axes) -> None:
     """One legend for the figure, outside every panel."""
     handles: dict[str, object] = {}
@@ -101,6 +114,7 @@ def plot_ratios(rows: list[BandwidthRow], path: str) -> Figure:
         axis.axhline(1.0, color="black", linewidth=1)
         axis.set_title(f"{dtype}, {mode}", fontsize=10)
     _finish_axes(axes, len(panels))
+    _fit_to_medians(axes, rows, modes if len(modes) > 1 else None)
     for axis in axes[:, 0]:
         axis.set_ylabel("vecadd speed / torch.add")
     _figure_legend(figure, axes)
