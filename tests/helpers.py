@@ -86,6 +86,26 @@ def major_minor(version: str) -> str:
 # ---------------------------------------------------------------- CMake and pip
 
 
+def run_vecadd_in_process(*arguments: str) -> subprocess.CompletedProcess:
+    """`python -m vecadd ARGUMENTS` through vecadd.__main__.main in this process, its output
+    captured: the same parser and commands without a new interpreter importing torch (about
+    4 s each). Tests of the entry points themselves, or that need another environment, start
+    a process."""
+    import contextlib
+    import io
+
+    from vecadd.__main__ import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            status = main(list(arguments))
+        except SystemExit as exit_:  # argparse's own errors
+            status = exit_.code if isinstance(exit_.code, int) else 1
+    command = [sys.executable, "-m", "vecadd", *arguments]
+    return subprocess.CompletedProcess(command, status, stdout.getvalue(), stderr.getvalue())
+
+
 def cmake_executable() -> str:
     """The cmake next to this Python (pip's, >= 3.26) before any other on PATH."""
     return shutil.which("cmake", path=str(Path(sys.executable).parent)) or "cmake"

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 import vecadd
+from helpers import run_vecadd_in_process
 from vecadd._bench_timing import interleaved_medians, interleaved_samples
 
 LAYOUTS = (
@@ -24,6 +25,10 @@ LAYOUTS = (
 
 
 def run_bench(*arguments: str, **environment: str) -> subprocess.CompletedProcess:
+    """`python -m vecadd bench ARGUMENTS`: in this process, or in a new one when the call needs
+    environment variables of its own."""
+    if not environment:
+        return run_vecadd_in_process("bench", *arguments)
     return subprocess.run(
         [sys.executable, "-m", "vecadd", "bench", *arguments],
         capture_output=True,

@@ -14,11 +14,15 @@ import torch
 from packaging.version import Version
 
 import vecadd
-from helpers import major_minor, torch_abi
+from helpers import major_minor, run_vecadd_in_process, torch_abi
 from vecadd import _loader
 
 
 def run_cli(*arguments: str, **environment: str) -> subprocess.CompletedProcess:
+    """`python -m vecadd ARGUMENTS`: in this process, or in a new one when the call needs
+    environment variables of its own (the entry points have tests of their own below)."""
+    if not environment:
+        return run_vecadd_in_process(*arguments)
     return subprocess.run(
         [sys.executable, "-m", "vecadd", *arguments],
         capture_output=True,
