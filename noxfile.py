@@ -152,6 +152,7 @@ class Rehearsal:
     steps: list[tuple[str, str, float]] = field(default_factory=list)
     wheels: list[WheelResult] = field(default_factory=list)
     identifiers: list[str] = field(default_factory=list)
+    build_pythons: dict[str, Path] = field(default_factory=dict)
 
     @property
     def tools(self) -> Path:
@@ -279,17 +280,25 @@ class Rehearsal:
             "sdist: twine check", [self.tools / "twine", "check", "--strict", *out.glob("*.tar.gz")]
         )
 
+    def build_environment(self, name: str, torch: str) -> Path:
+        """A fresh environment with torch `torch` and the build tools, one per torch version:
+        a build installs nothing into it, so wheels built against one torch share it."""
+        if torch not in self.build_pythons:
+            python = self.fresh_venv(f"build-torch-{torch}")
+            self.pip(
+                python,
+                f"{name}: build environment",
+                *QUIET_TORCH_INSTALL,
+                f"torch=={torch}",
+                *build_tools(),
+            )
+            self.build_pythons[torch] = python
+        return self.build_pythons[torch]
+
     def build_wheel(self, name: str, torch: str, label: str, env: dict[str, str]) -> WheelResult:
         result = WheelResult(name)
         version = self.packaging(f"{name}: version", "wheel_version.py", "--label", label).strip()
-        python = self.fresh_venv(f"build-{name}")
-        self.pip(
-            python,
-            f"{name}: build environment",
-            *QUIET_TORCH_INSTALL,
-            f"torch=={torch}",
-            *build_tools(),
-        )
+        python = self.build_environment(name, torch)
         raw = self.work / "dist" / f"raw-{name}"
         build_dir = self.work / "build" / name
         shutil.rmtree(raw, ignore_errors=True)
