@@ -213,9 +213,6 @@ cudaError_t launch_plan(const T* x, const T* y, T* z, const Plan& plan,
                         typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
   const bool narrow = plan.index_width == IndexWidth::k32;
   const std::int64_t count = element_count(plan.layout);
-  if (plan.kernel == Kernel::kNothing) {
-    return cudaSuccess;
-  }
   const detail::Predecessor previous = detail::previous_kernel(stream);
   switch (plan.kernel) {
     case Kernel::kNothing:
