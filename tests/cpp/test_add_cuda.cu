@@ -117,18 +117,21 @@ __global__ void scale_in_place(float* values, int n) {
 
 #if CUDART_VERSION >= 12030
 // The node the stream's next captured node would depend on: the one just captured.
+// The queries that report edge data: CUDA 13 gave them the plain names.
+#if CUDART_VERSION >= 13000
+const auto capture_info = cudaStreamGetCaptureInfo;
+const auto graph_edges = cudaGraphGetEdges;
+#else
+const auto capture_info = cudaStreamGetCaptureInfo_v3;
+const auto graph_edges = cudaGraphGetEdges_v2;
+#endif
+
 cudaGraphNode_t last_captured(cudaStream_t stream) {
   cudaStreamCaptureStatus status{};
   const cudaGraphNode_t* nodes = nullptr;
   const cudaGraphEdgeData* edges = nullptr;
   std::size_t count = 0;
-#if CUDART_VERSION >= 13000
-  CHECK(cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &nodes, &edges, &count) ==
-        cudaSuccess);
-#else
-  CHECK(cudaStreamGetCaptureInfo_v3(stream, &status, nullptr, nullptr, &nodes, &edges, &count) ==
-        cudaSuccess);
-#endif
+  CHECK(capture_info(stream, &status, nullptr, nullptr, &nodes, &edges, &count) == cudaSuccess);
   CHECK_EQ(count, std::size_t{1});
   return count == 1 ? nodes[0] : nullptr;
 }
@@ -137,19 +140,10 @@ cudaGraphNode_t last_captured(cudaStream_t stream) {
 // the end of `from`); -1 when there is no such edge.
 int is_programmatic_edge(cudaGraph_t graph, cudaGraphNode_t from, cudaGraphNode_t to) {
   std::size_t count = 0;
-#if CUDART_VERSION >= 13000
-  CHECK(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &count) == cudaSuccess);
+  CHECK(graph_edges(graph, nullptr, nullptr, nullptr, &count) == cudaSuccess);
   std::vector<cudaGraphNode_t> sources(count), targets(count);
   std::vector<cudaGraphEdgeData> data(count);
-  CHECK(cudaGraphGetEdges(graph, sources.data(), targets.data(), data.data(), &count) ==
-        cudaSuccess);
-#else
-  CHECK(cudaGraphGetEdges_v2(graph, nullptr, nullptr, nullptr, &count) == cudaSuccess);
-  std::vector<cudaGraphNode_t> sources(count), targets(count);
-  std::vector<cudaGraphEdgeData> data(count);
-  CHECK(cudaGraphGetEdges_v2(graph, sources.data(), targets.data(), data.data(), &count) ==
-        cudaSuccess);
-#endif
+  CHECK(graph_edges(graph, sources.data(), targets.data(), data.data(), &count) == cudaSuccess);
   for (std::size_t i = 0; i < count; ++i) {
     if (sources[i] == from && targets[i] == to) {
       return data[i].type == cudaGraphDependencyTypeProgrammatic ? 1 : 0;
