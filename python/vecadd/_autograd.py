@@ -6,11 +6,15 @@ from __future__ import annotations
 import torch
 
 
-def _setup_context(ctx, inputs, keyword_only_inputs, output) -> None:
-    x, y = inputs
-    ctx.alpha = keyword_only_inputs.get("alpha", 1.0)
+def _record(ctx, x: torch.Tensor, y: torch.Tensor, alpha: float) -> None:
+    """What _backward reads."""
+    ctx.alpha = alpha
     ctx.x_shape = x.shape
     ctx.y_shape = y.shape
+
+
+def _setup_context(ctx, inputs, keyword_only_inputs, output) -> None:
+    _record(ctx, *inputs, keyword_only_inputs.get("alpha", 1.0))
 
 
 def _backward(ctx, grad: torch.Tensor):
@@ -37,10 +41,7 @@ class Add(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
-        # What _setup_context records, set here directly: 3 % of a call with grad (H200).
-        ctx.alpha = alpha
-        ctx.x_shape = x.shape
-        ctx.y_shape = y.shape
+        _record(ctx, x, y, alpha)  # skips the tuple and dict that _setup_context is given
         return _add_without_autograd(x, y, alpha)
 
     @staticmethod
