@@ -29,6 +29,8 @@ import sys
 import torch
 
 import vecadd
+from vecadd._bench_layouts import bytes_moved
+from vecadd._bench_modes import batch_calls, cold_calls, pipeline_around, pipeline_bytes
 from vecadd._bench_timing import batch_samples, cold_samples
 
 
@@ -85,27 +87,26 @@ CHAIN_LENGTH = 24
 MODES = ("chain", "cold", "pipeline")
 
 
-def time_mode(mode: str, adds, x, z, device, rounds: int) -> list[list[float]]:
-    """Per-round seconds of each add (launching on x, y, z) in the given mode."""
+def time_mode(mode: str, adds, x, y, z, device, rounds: int) -> list[list[float]]:
+    """Per-round seconds of each add (launching on x, y, z) in the given mode, as the bench's
+    modes time them."""
     if mode == "cold":
-        return cold_samples(adds, device, 10, rounds)
+        return cold_samples(adds, device, cold_calls(device), rounds)
     if mode == "chain":
-        calls = max(10, min(200, int(2e9 // (3 * x.numel() * x.element_size()))))
-        return batch_samples(adds, device, calls, rounds)
+        return batch_samples(adds, device, batch_calls(device, bytes_moved(x, y, z)), rounds)
     source = x.clone()
     w = torch.empty_like(z)
 
-    def pipeline(add):
-        def run() -> None:
-            torch.mul(source, 2, out=x)
+    def returning_z(add):
+        def run() -> torch.Tensor:
             add()
-            torch.neg(z, out=w)
-            torch.sum(z)
+            return z
 
         return run
 
-    calls = max(10, min(200, int(2e9 // (8 * x.numel() * x.element_size()))))
-    return batch_samples([pipeline(add) for add in adds], device, calls, rounds)
+    pipelines = [pipeline_around(returning_z(add), source, x, w) for add in adds]
+    calls = batch_calls(device, pipeline_bytes(x, y, z))
+    return batch_samples(pipelines, device, calls, rounds)
 
 
 def check_chain(library: ctypes.CDLL, variant: int, name: str, code: int, x, z) -> None:
@@ -146,7 +147,7 @@ def sweep_cell(library, indices, names, code, dtype, n, mode, device, rounds):
             raise AssertionError(f"variant {name!r} is wrong for {dtype}, n = {n}")
         check_chain(library, index, name, code, x, z)
     reference_add = functools.partial(torch.add, x, y, out=z)
-    samples = time_mode(mode, [*launchers, reference_add], x, z, device, rounds)
+    samples = time_mode(mode, [*launchers, reference_add], x, y, z, device, rounds)
     reference = samples[-1]
     ratios = [
         statistics.median(r / v for r, v in zip(reference, s, strict=True)) for s in samples[:-1]
@@ -192,7 +193,7 @@ def main() -> int:
     print(f"{device_name}, torch {torch.__version__}; torch.add(out=)'s time / the variant's")
     for mode in modes:
         for dtype in dtypes:
-            header = " ".join(f"{name:>11}" for name in names)  # as wide as the cells
+            header = " ".join(f"{name:>{max(11, len(name))}}" for name in names)
             print(f"\n{mode}, {dtype}\n{'n':>6} {header}  torch GB/s")
             for exponent in range(args.min_log2, args.max_log2 + 1, args.step):
                 cells, torch_gbps = sweep_cell(

@@ -42,7 +42,12 @@ def _candidates(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, with_out: boo
     return [lambda: add(x, y), lambda: torch.add(x, y)]
 
 
-def _batch_calls(device: torch.device, nbytes: int) -> int:
+def cold_calls(device: torch.device) -> int:
+    """Calls per round in the cold mode, each after its own flush; fewer on a CPU."""
+    return 10 if device.type == "cuda" else 3
+
+
+def batch_calls(device: torch.device, nbytes: int) -> int:
     """Enough back-to-back calls that each timed batch lasts about a millisecond or more."""
     calls = max(10, min(200, int(2e9 // max(nbytes, 1))))
     return calls if device.type == "cuda" else max(3, min(calls, 50))
@@ -74,7 +79,7 @@ def measure_chain(
 ) -> BandwidthRow:
     x, y, z = operands(n, dtype, device, layout)
     moved = bytes_moved(x, y, z)
-    calls = _batch_calls(device, moved)
+    calls = batch_calls(device, moved)
     samples = batch_samples(_candidates(x, y, z, with_out), device, calls, rounds)
     return _row(device, dtype, n, layout, with_out, "chain", moved, samples, _fits(device, moved))
 
@@ -83,9 +88,27 @@ def measure_cold(
     device: torch.device, dtype: torch.dtype, n: int, layout: str, with_out: bool, rounds: int
 ) -> BandwidthRow:
     x, y, z = operands(n, dtype, device, layout)
-    calls = 10 if device.type == "cuda" else 3
-    samples = cold_samples(_candidates(x, y, z, with_out), device, calls, rounds)
+    samples = cold_samples(_candidates(x, y, z, with_out), device, cold_calls(device), rounds)
     return _row(device, dtype, n, layout, with_out, "cold", bytes_moved(x, y, z), samples, False)
+
+
+def pipeline_around(add: Call, source: torch.Tensor, x: torch.Tensor, w: torch.Tensor) -> Call:
+    """The pipeline mode's unit of work: a producer writes x (x = 2 source), `add` runs and
+    returns z, consumers read z (w = -z, sum(z))."""
+
+    def run() -> object:
+        torch.mul(source, 2, out=x)
+        result = add()
+        torch.neg(result, out=w)
+        return torch.sum(result)
+
+    return run
+
+
+def pipeline_bytes(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> int:
+    """Every byte a pipeline moves: the add's, the producer's (read source, write x) and the
+    consumers' (read z twice, write w)."""
+    return bytes_moved(x, y, z) + (2 * x.numel() + 3 * z.numel()) * z.element_size()
 
 
 def measure_pipeline(
@@ -96,21 +119,11 @@ def measure_pipeline(
     x, y, z = operands(n, dtype, device, layout)
     source = x.clone()
     w = torch.empty_like(z)
-
-    def pipeline(op: Call) -> Call:
-        def run() -> object:
-            torch.mul(source, 2, out=x)
-            result = op()
-            torch.neg(result, out=w)
-            return torch.sum(result)
-
-        return run
-
-    fns = [pipeline(op) for op in _candidates(x, y, z, with_out)]
+    fns = [pipeline_around(op, source, x, w) for op in _candidates(x, y, z, with_out)]
+    nbytes = pipeline_bytes(x, y, z)
     item = z.element_size()
-    nbytes = bytes_moved(x, y, z) + (2 * x.numel() + 3 * z.numel()) * item
     resident = _fits(device, (2 * x.numel() + y.numel() + 2 * z.numel()) * item)
-    calls = _batch_calls(device, nbytes)
+    calls = batch_calls(device, nbytes)
     variants = [("pipeline-eager", False)] + (
         [("pipeline-graph", True)] if device.type == "cuda" else []
     )
@@ -147,7 +160,7 @@ def copy_ceiling(device: torch.device, n: int, rounds: int, cold: bool = False) 
         return z.copy_(x)
 
     if cold:
-        (seconds,) = cold_samples([copy], device, 10 if device.type == "cuda" else 3, rounds)
+        (seconds,) = cold_samples([copy], device, cold_calls(device), rounds)
     else:
         calls = max(3, min(50, int(2e9 // nbytes)))
         (seconds,) = batch_samples([copy], device, calls, rounds)
