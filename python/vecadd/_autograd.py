@@ -52,7 +52,7 @@ class Add(torch.autograd.Function):
 # out= is not differentiable (as in the native build): refused when anything requires grad
 # under grad mode; otherwise the kernel runs and out's version counter moves, so that
 # autograd notices a saved tensor overwritten through out=.
-OUT_WITH_GRAD = (
+_OUT_WITH_GRAD = (
     "vecadd.add(): out= cannot be used when x, y or out requires grad (autograd does not flow "
     "through out=); expected no out= (call vecadd.add(x, y)) or a call inside torch.no_grad()"
 )
@@ -60,9 +60,13 @@ _add_out = torch.ops.vecadd.add.out
 _library = torch.library.Library("vecadd", "IMPL")
 
 
-def _add_out_autograd(keyset, x, y, *, alpha=1.0, out):
+def refuse_out_with_grad(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor) -> None:
     if torch.is_grad_enabled() and (x.requires_grad or y.requires_grad or out.requires_grad):
-        raise RuntimeError(OUT_WITH_GRAD)
+        raise RuntimeError(_OUT_WITH_GRAD)
+
+
+def _add_out_autograd(keyset, x, y, *, alpha=1.0, out):
+    refuse_out_with_grad(x, y, out)
     _add_out.redispatch(keyset & torch._C._after_autograd_keyset, x, y, alpha=alpha, out=out)
     torch.autograd.graph.increment_version(out)
 

@@ -21,7 +21,7 @@ _native_add = native_module.add if native_module is not None else None
 _Tensor = torch.Tensor
 _grad_enabled = torch.is_grad_enabled
 if native_module is None:  # the stable build, whose autograd is Python
-    from ._autograd import OUT_WITH_GRAD, Add
+    from ._autograd import Add, refuse_out_with_grad
 
     _apply_with_autograd = Add.apply
 _EXACT_INTEGER_LIMIT = 2**53  # every integer up to 2^53 is a float, some beyond are not
@@ -98,14 +98,12 @@ def add(
             # The stable build's lean way for plain tensors: the kernels directly, or one
             # autograd node around them when a gradient is needed.
             try:
-                needs_grad = _grad_enabled() and (x.requires_grad or y.requires_grad)
                 if out is not None:
-                    if needs_grad or (_grad_enabled() and out.requires_grad):
-                        raise RuntimeError(OUT_WITH_GRAD)
+                    refuse_out_with_grad(x, y, out)
                     _add_out_without_autograd(x, y, float(alpha), out)
                     _increment_version(out)  # as add.out's autograd kernel does
                     return out
-                if needs_grad:
+                if _grad_enabled() and (x.requires_grad or y.requires_grad):
                     return _apply_with_autograd(x, y, float(alpha))
                 return _add_without_autograd(x, y, float(alpha))
             except NotImplementedError:
