@@ -124,12 +124,14 @@ def _l2_bytes() -> int:
 
 # Below 4 MiB in all (128-thread blocks, always) and above it (1024-thread blocks right after a
 # vecadd kernel in a graph; streaming stores once z alone outgrows the L2), the large shape
-# just above the threshold, within and beyond the L2.
+# just above the threshold, within and beyond the L2, and beyond 128 MiB, where 8-byte elements
+# go back to one pack per thread.
 ARRAY_SIZES = {
     "small": lambda: 1 << 20,
     "medium": lambda: 6 << 20,
     "large": lambda: 16 << 20,
     "beyond_l2": lambda: 2 * _l2_bytes(),
+    "beyond_two_packs": lambda: 160 << 20,
 }
 
 
@@ -188,6 +190,22 @@ def test_graphed_calls_after_vecadd_take_large_blocks(size):
     )
     assert "1024" not in after_torch, after_torch
     assert ("1024" in after_vecadd) == (size != "small"), after_vecadd
+
+
+def _packs_per_thread(kernel: str) -> int:
+    """The kPacks of an add_contiguous_kernel<T, kWidth, kThreads, kPacks, ...> name."""
+    return int(kernel.split("add_contiguous_kernel<", 1)[1].split(", ")[3])
+
+
+@pytest.mark.profiler
+@pytest.mark.parametrize("dtype", vecadd.SUPPORTED_DTYPES)
+@pytest.mark.parametrize(("mebibytes", "below_limit"), [(1, True), (100, True), (160, False)])
+def test_eight_byte_elements_take_two_packs_below_128_mib(dtype, mebibytes, below_limit):
+    x = torch.ones(_elements_for(mebibytes << 20, dtype), dtype=dtype, device="cuda")
+    kernels = _contiguous_kernels(lambda: vecadd.add(x, x))
+    assert len(kernels) == 1, kernels
+    expected = 2 if dtype.itemsize == 8 and below_limit else 1
+    assert _packs_per_thread(kernels[0]) == expected, kernels[0]
 
 
 def _streams(kernel: str) -> bool:

@@ -22,7 +22,7 @@ constexpr int kStridedUnroll = 4;
 constexpr int kRowThreads = 128;
 constexpr int kVectorBytes = 16;
 
-// Launch policy, measured on an H200 (docs/kernel-notes.md, versions 14-16). Bytes count x, y
+// Launch policy, measured on an H200 (docs/kernel-notes.md, versions 14-17). Bytes count x, y
 // and z together; what the kernel before a launch is, is known in CUDA graphs only.
 // - Outside a graph, and after one of vecadd's own kernels in one, every launch overlaps the
 //   kernel before it (back-to-back eager calls cost 8 % more each without). After any other
@@ -35,8 +35,12 @@ constexpr int kVectorBytes = 16;
 // - Short 128-thread grids let the next kernel launch as soon as every block has started, which
 //   hides most of the launch latency between back-to-back calls; longer ones only as they exit:
 //   an earlier launch cost them up to 40 %.
+// - 8-byte elements take two 16-byte packs per thread in 128-thread grids below
+//   kTwoPackMaxBytes: there a 24 MiB float64 call ran 3-5 % faster than with one, in the cache
+//   and cold (torch.add's kernel moves 64 bytes per thread); above it two cost 0.1-0.3 %.
 constexpr std::int64_t kShortCallBytes = std::int64_t{4} << 20;
 constexpr std::int64_t kOverlapAfterOtherBytes = std::int64_t{1} << 20;
+constexpr std::int64_t kTwoPackMaxBytes = std::int64_t{128} << 20;
 
 template <class T>
 std::int64_t call_bytes(std::int64_t count) {
@@ -193,8 +197,11 @@ cudaError_t launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
                            detail::Predecessor previous) {
   constexpr int kWidth = kVectorBytes / sizeof(T);
   if (previous != detail::Predecessor::kVecadd || call_bytes<T>(n) < kShortCallBytes) {
-    return detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream,
-                                                               small_block_order<T>(n, previous));
+    const detail::LaunchOrder order = small_block_order<T>(n, previous);
+    if (sizeof(T) == 8 && call_bytes<T>(n) < kTwoPackMaxBytes) {
+      return detail::launch_contiguous<T, kWidth, 128, 2, Index>(x, y, z, n, alpha, stream, order);
+    }
+    return detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream, order);
   }
   constexpr detail::LaunchOrder kAfterStores{true, detail::Release::kAfterStores};
   // Streaming (evict-first) stores only where z cannot stay in the L2 anyway: below that,
