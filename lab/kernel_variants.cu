@@ -68,10 +68,9 @@ enum class Store { kPlain, kStreaming };
 enum class Order : unsigned char { kSerial, kNextAtStart, kNextAfterStores, kNextAtExit, kNoWait };
 
 // kCarveout -1 keeps the default; kCopy makes a second instantiation, to measure the noise floor;
-// kPinned registers held live from start to exit cap the blocks an SM holds, as a heavier kernel's
-// registers do.
+// kIdleThreads more threads per block, which exit at once, cap the blocks an SM holds.
 template <int kThreads_, bool kVector_, int kPacks_, Load kLoad_ = Load::kPlain,
-          Store kStore_ = Store::kPlain, int kCarveout_ = -1, int kCopy_ = 0, int kPinned_ = 0>
+          Store kStore_ = Store::kPlain, int kCarveout_ = -1, int kCopy_ = 0, int kIdleThreads_ = 0>
 struct Shape {
   static constexpr int kThreads = kThreads_;
   static constexpr bool kVector = kVector_;
@@ -79,25 +78,7 @@ struct Shape {
   static constexpr Load kLoad = kLoad_;
   static constexpr Store kStore = kStore_;
   static constexpr int kCarveout = kCarveout_;
-  static constexpr int kPinned = kPinned_;
-};
-
-// kCount registers filled at kernel start and read at exit, so that they stay allocated.
-template <int kCount>
-struct PinnedRegisters {
-  unsigned values[kCount > 0 ? kCount : 1];
-  __device__ __forceinline__ PinnedRegisters() {
-#pragma unroll
-    for (int i = 0; i < kCount; ++i) {
-      asm volatile("mov.u32 %0, %%clock;" : "=r"(values[i]));
-    }
-  }
-  __device__ __forceinline__ void hold() const {
-#pragma unroll
-    for (int i = 0; i < kCount; ++i) {
-      asm volatile("" ::"r"(values[i]));
-    }
-  }
+  static constexpr int kIdleThreads = kIdleThreads_;
 };
 
 template <class T, int kWidth>
@@ -168,18 +149,20 @@ __device__ __forceinline__ void release_after_stores(Order order) {
 
 // One tile per block, all loads before any store; only the last, partial tile goes element-wise.
 template <class T, class S>
-__global__ void __launch_bounds__(S::kThreads)
+__global__ void __launch_bounds__(S::kThreads + S::kIdleThreads)
     variant_kernel(const T* x, const T* y, T* z, int n, compute_t<T> alpha, Order order) {
   constexpr int kWidth = S::kVector ? 16 / sizeof(T) : 1;
   constexpr int kTile = S::kThreads * S::kPacks * kWidth;
   using PackT = Pack<T, kWidth>;
+  if (S::kIdleThreads > 0 && threadIdx.x >= S::kThreads) {
+    return;
+  }
   if (order != Order::kNoWait) {
     asm volatile("griddepcontrol.wait;" ::: "memory");  // the previous kernel's writes first
   }
   if (order == Order::kNextAtStart) {
     allow_next_kernel_to_launch();
   }
-  const PinnedRegisters<S::kPinned> pinned;
   const int first = static_cast<int>(blockIdx.x) * kTile;
   const int remaining = n - first;
   if (remaining >= kTile) {
@@ -199,14 +182,12 @@ __global__ void __launch_bounds__(S::kThreads)
       store_pack<S::kStore>(z_packs + u * S::kThreads, add_packs(x_in[u], y_in[u], alpha));
     }
     release_after_stores(order);
-    pinned.hold();
     return;
   }
   for (int i = static_cast<int>(threadIdx.x); i < remaining; i += S::kThreads) {
     z[first + i] = add_scaled(x[first + i], y[first + i], alpha);
   }
   release_after_stores(order);
-  pinned.hold();
 }
 
 // Largest n the variants take: their int indices must not overflow a rounded-up tile.
@@ -230,7 +211,7 @@ cudaError_t launch(const T* x, const T* y, T* z, std::int64_t n, T alpha, cudaSt
       std::int64_t{S::kThreads} * S::kPacks * (S::kVector ? 16 / static_cast<int>(sizeof(T)) : 1);
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(static_cast<unsigned>(std::max<std::int64_t>(1, (n + kTile - 1) / kTile)));
-  config.blockDim = dim3(S::kThreads);
+  config.blockDim = dim3(S::kThreads + S::kIdleThreads);
   config.stream = stream;
   cudaLaunchAttribute overlap[1] = {};
   if (kOrder != Order::kSerial && kOrder != Order::kNoWait) {
@@ -256,9 +237,9 @@ using Large = Shape<1024, true, 1, Load::kPlain, Store::kStreaming>;
 using LargePlainStores = Shape<1024, true, 1>;
 using SmallTwoPacks = Shape<128, true, 2>;
 using SmallFourPacks = Shape<128, true, 4>;
-// Eight more live registers: 12 blocks of 128 threads per SM, as torch.add's 16-bit kernel holds
-// with its 34 registers, where the plain shape fits 16.
-using SmallTwelvePerSm = Shape<128, true, 1, Load::kPlain, Store::kPlain, -1, 0, 8>;
+// Blocks of five warps, one idle: 12 per SM (64 warps), as torch.add's 16-bit kernel holds with its
+// 34 registers, where the plain shape fits 16.
+using SmallTwelvePerSm = Shape<128, true, 1, Load::kPlain, Store::kPlain, -1, 0, 32>;
 using Medium = Shape<256, true, 1>;
 using Unaligned = Shape<128, false, 4>;
 template <Load kLoad, int kCarveout = -1, int kCopy = 0>

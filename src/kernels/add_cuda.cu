@@ -35,9 +35,10 @@ constexpr int kVectorBytes = 16;
 // - Short 128-thread grids let the next kernel launch as soon as every block has started, which
 //   hides most of the launch latency between back-to-back calls; longer ones only as they exit:
 //   an earlier launch cost them up to 40 %.
-// - 8-byte elements take two 16-byte packs per thread in 128-thread grids below
-//   kTwoPackMaxBytes: there a 24 MiB float64 call ran 3-5 % faster than with one, in the cache
-//   and cold (torch.add's kernel moves 64 bytes per thread); above it two cost 0.1-0.3 %.
+// - 8-byte elements take two 16-byte packs per thread in 128-thread grids from kShortCallBytes
+//   to kTwoPackMaxBytes: there 24-48 MiB calls ran 2-5 % faster than with one, in the cache and
+//   cold (torch.add's kernel moves 64 bytes per thread); below, two packs cost 1-3 %, above,
+//   0.1-0.3 %.
 constexpr std::int64_t kShortCallBytes = std::int64_t{4} << 20;
 constexpr std::int64_t kOverlapAfterOtherBytes = std::int64_t{1} << 20;
 constexpr std::int64_t kTwoPackMaxBytes = std::int64_t{128} << 20;
@@ -196,9 +197,10 @@ cudaError_t launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
                            typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream,
                            detail::Predecessor previous) {
   constexpr int kWidth = kVectorBytes / sizeof(T);
-  if (previous != detail::Predecessor::kVecadd || call_bytes<T>(n) < kShortCallBytes) {
+  const std::int64_t bytes = call_bytes<T>(n);
+  if (previous != detail::Predecessor::kVecadd || bytes < kShortCallBytes) {
     const detail::LaunchOrder order = small_block_order<T>(n, previous);
-    if (sizeof(T) == 8 && call_bytes<T>(n) < kTwoPackMaxBytes) {
+    if (sizeof(T) == 8 && bytes >= kShortCallBytes && bytes < kTwoPackMaxBytes) {
       return detail::launch_contiguous<T, kWidth, 128, 2, Index>(x, y, z, n, alpha, stream, order);
     }
     return detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream, order);
