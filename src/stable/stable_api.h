@@ -65,7 +65,7 @@ struct StableApi {
 
   // The stable ABI carries only the message across (every error arrives as RuntimeError);
   // the kind travels as its first word, which vecadd's Python face turns back into the
-  // exception type (vecadd/_errors.py).
+  // exception type (vecadd/_ops.py).
   [[noreturn]] static void fail(binding::ErrorKind kind, const std::string& message);
 };
 
