@@ -1,0 +1,68 @@
+"""Per-call cost of each way into the installed vecadd build, on 16-element CUDA tensors.
+
+    python lab/call_parts.py
+
+Each way in is timed over 20,000 calls per round, rounds interleaved (vecadd/_bench_timing.py),
+and printed as the median of its paired per-round ratios to torch.add (below 1: cheaper).
+torch.ops.aten.add.Tensor is torch's own add through the Python path every torch.ops operator
+takes, the floor for vecadd's ops reached that way.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+import vecadd
+from vecadd._bench_timing import interleaved_samples
+
+CALLS = 20_000
+ROUNDS = 11
+
+
+def per_call_us(call) -> float:
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(CALLS):
+        call()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / CALLS * 1e6
+
+
+def ways_in(requires_grad: bool) -> dict:
+    x = torch.randn(16, device="cuda", requires_grad=requires_grad)
+    y = torch.randn(16, device="cuda", requires_grad=requires_grad)
+    kernels_only = torch.ops.vecadd._add_without_autograd.default
+    aten_add = torch.ops.aten.add.Tensor
+    ways = {
+        "torch.add": lambda: torch.add(x, y),
+        "vecadd.add": lambda: vecadd.add(x, y),
+        "torch.ops.vecadd.add": lambda: torch.ops.vecadd.add(x, y),
+        "torch.ops.aten.add.Tensor": lambda: aten_add(x, y),
+    }
+    if not requires_grad:
+        z = torch.empty(16, device="cuda")
+        ways |= {
+            "vecadd._add_without_autograd": lambda: kernels_only(x, y, 1.0),
+            "torch.add(out=)": lambda: torch.add(x, y, out=z),
+            "vecadd.add(out=)": lambda: vecadd.add(x, y, out=z),
+            "torch.empty_like": lambda: torch.empty_like(x),
+        }
+    return ways
+
+
+def main() -> None:
+    print(vecadd.build_info()["torch_abi"], torch.__version__)
+    for requires_grad in (False, True):
+        ways = ways_in(requires_grad)
+        samples = interleaved_samples(list(ways.values()), per_call_us, ROUNDS)
+        print(f"\nrequires_grad={requires_grad}")
+        for name, times in zip(ways, samples, strict=True):
+            ratio = statistics.median(a / b for a, b in zip(times, samples[0], strict=True))
+            print(f"{name:30s} {statistics.median(times):7.2f} us  ratio to torch.add {ratio:.3f}")
+
+
+if __name__ == "__main__":
+    main()
