@@ -369,6 +369,7 @@ class Rehearsal:
             "-q",
             "-p",
             "no:cacheprovider",
+            *("-n", "auto"),  # a worker per core: the suite's CPU tests are independent
         ]
         ran = self.run(f"{name}: tests -m 'not build'", tests, cwd=self.work)
         self.session.log("  " + ran.strip().splitlines()[-1])
