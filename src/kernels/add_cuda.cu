@@ -200,8 +200,11 @@ cudaError_t launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
   const std::int64_t bytes = call_bytes<T>(n);
   if (previous != detail::Predecessor::kVecadd || bytes < kShortCallBytes) {
     const detail::LaunchOrder order = small_block_order<T>(n, previous);
-    if (sizeof(T) == 8 && bytes >= kShortCallBytes && bytes < kTwoPackMaxBytes) {
-      return detail::launch_contiguous<T, kWidth, 128, 2, Index>(x, y, z, n, alpha, stream, order);
+    if constexpr (sizeof(T) == 8) {  // no two-pack kernels for the other types
+      if (bytes >= kShortCallBytes && bytes < kTwoPackMaxBytes) {
+        return detail::launch_contiguous<T, kWidth, 128, 2, Index>(x, y, z, n, alpha, stream,
+                                                                   order);
+      }
     }
     return detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream, order);
   }
