@@ -36,9 +36,9 @@ constexpr int kVectorBytes = 16;
 //   hides most of the launch latency between back-to-back calls; longer ones only as they exit:
 //   an earlier launch cost them up to 40 %.
 // - 8-byte elements take two 16-byte packs per thread in 128-thread grids from kShortCallBytes
-//   to kTwoPackMaxBytes: there 24-48 MiB calls ran 2-5 % faster than with one, in the cache and
-//   cold (torch.add's kernel moves 64 bytes per thread); below, two packs cost 1-3 %, above,
-//   0.1-0.3 %.
+//   to kTwoPackMaxBytes: there a 24 MiB call ran 2-4 % faster than with one in the cache and up
+//   to 3 % cold (torch.add's kernel moves 64 bytes per thread); below, two packs cost 1-3 %,
+//   above, 0.1-0.3 %.
 constexpr std::int64_t kShortCallBytes = std::int64_t{4} << 20;
 constexpr std::int64_t kOverlapAfterOtherBytes = std::int64_t{1} << 20;
 constexpr std::int64_t kTwoPackMaxBytes = std::int64_t{128} << 20;
