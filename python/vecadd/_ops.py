@@ -86,69 +86,53 @@ def _add(x, y, alpha, out) -> torch.Tensor:
         raise typed from None
 
 
-_DOC = """Return ``x + alpha * y``, broadcasting ``x`` and ``y`` like :func:`torch.add`.
+def add(
+    x: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    alpha: float | int = 1,
+    out: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Return ``x + alpha * y``, broadcasting ``x`` and ``y`` like :func:`torch.add`.
 
-``x`` and ``y`` must share a dtype (float16, bfloat16, float32, float64, int32 or
-int64; no type promotion) and a device. ``alpha`` must be integral for integer
-tensors. With ``out``, the result is written into it: it must already have the
-broadcast shape, the inputs' dtype and device, and may be ``x`` or ``y`` itself but
-must not partly overlap them. Differentiable with respect to ``x`` and ``y``.
-"""
-
-if native_module is not None:
-
-    def add(
-        x: torch.Tensor,
-        y: torch.Tensor,
-        *,
-        alpha: float | int = 1,
-        out: torch.Tensor | None = None,
-    ) -> torch.Tensor:
+    ``x`` and ``y`` must share a dtype (float16, bfloat16, float32, float64, int32 or
+    int64; no type promotion) and a device. ``alpha`` must be integral for integer
+    tensors. With ``out``, the result is written into it: it must already have the
+    broadcast shape, the inputs' dtype and device, and may be ``x`` or ``y`` itself but
+    must not partly overlap them. Differentiable with respect to ``x`` and ``y``.
+    """
+    if _native_add is not None:
         if not _is_compiling():
             result = _native_add(x, y, alpha, out)
             if result is not NotImplemented:
                 return result
-        return _add(x, y, alpha, out)
-
-else:
-
-    def add(
-        x: torch.Tensor,
-        y: torch.Tensor,
-        *,
-        alpha: float | int = 1,
-        out: torch.Tensor | None = None,
-    ) -> torch.Tensor:
+    elif (
         # The stable build's lean way for plain tensors and an alpha a float holds exactly
         # (torch converts the int itself): the kernels directly, or one autograd node around
         # them; each check here costs the per-call time of small tensors (docs/portable.md).
-        if (
-            type(x) is _Tensor
-            and type(y) is _Tensor
-            and (
-                type(alpha) is float
-                or (type(alpha) is int and -_EXACT_INTEGER_LIMIT <= alpha <= _EXACT_INTEGER_LIMIT)
-            )
-            and not _is_compiling()
-        ):
-            try:
-                if out is None:
-                    if (x.requires_grad or y.requires_grad) and _grad_enabled():
-                        return _apply_with_autograd(x, y, alpha)
-                    return _add_without_autograd(x, y, alpha)
-                if type(out) is _Tensor:
-                    refuse_out_with_grad(x, y, out)
-                    _add_out_without_autograd(x, y, alpha, out)
-                    _increment_version(out)  # as add.out's autograd kernel does
-                    return out
-            except NotImplementedError:
-                pass  # a backend without vecadd kernels: the public op below names vecadd::add
-            except RuntimeError as error:
-                raise _typed(error) from None
-        return _add(x, y, alpha, out)
-
-
-add.__doc__ = _DOC
+        type(x) is _Tensor
+        and type(y) is _Tensor
+        and (
+            type(alpha) is float
+            or (type(alpha) is int and -_EXACT_INTEGER_LIMIT <= alpha <= _EXACT_INTEGER_LIMIT)
+        )
+        and not _is_compiling()
+    ):
+        try:
+            if out is None:
+                if (x.requires_grad or y.requires_grad) and _grad_enabled():
+                    return _apply_with_autograd(x, y, alpha)
+                return _add_without_autograd(x, y, alpha)
+            if type(out) is _Tensor:
+                refuse_out_with_grad(x, y, out)
+                _add_out_without_autograd(x, y, alpha, out)
+                _increment_version(out)  # as add.out's autograd kernel does
+                return out
+        except NotImplementedError:
+            pass  # a backend without vecadd kernels: the public op below names vecadd::add
+        except RuntimeError as error:
+            raise _typed(error) from None
+    return _add(x, y, alpha, out)
 
 
 def _call(x: torch.Tensor, y: torch.Tensor, alpha: float, out: torch.Tensor | None):
