@@ -217,3 +217,39 @@ def test_opcheck_the_out_kernels_without_autograd(device):
     )
     torch.ops.vecadd._add_out_without_autograd(x, y, 2.0, out)
     torch.testing.assert_close(out, torch.add(x, y, alpha=2))
+
+
+def _called_targets(graph: torch.fx.Graph) -> set[str]:
+    return {str(node.target) for node in graph.nodes if node.op == "call_function"}
+
+
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["no_grad", "grad"])
+def test_traced_graphs_hold_the_public_op(device, requires_grad):
+    # vecadd.add's lean eager ways (the build's private ops, one autograd.Function) must not
+    # reach a graph that torch.compile or torch.export hands on: other tools know vecadd::add.
+    class Model(torch.nn.Module):
+        def forward(self, x, y):
+            return vecadd.add(x, y, alpha=2)
+
+    x = make_tensor((4, 3), torch.float32, device, seed=1).requires_grad_(requires_grad)
+    y = make_tensor((3,), torch.float32, device, seed=2).requires_grad_(requires_grad)
+    captured = []
+
+    def keep_graph(graph_module, example_inputs):
+        captured.append(graph_module.graph)
+        return graph_module.forward
+
+    torch._dynamo.reset()
+    torch.compile(Model(), fullgraph=True, backend=keep_graph)(x, y)
+    graphs = {"torch.compile": captured[0]}
+    for strict in (True, False):
+        exported = torch.export.export(Model(), (x, y), strict=strict)
+        graphs[f"torch.export(strict={strict})"] = exported.graph
+    for way, graph in graphs.items():
+        targets = _called_targets(graph)
+        assert any("vecadd.add" in target for target in targets), (way, targets)
+        assert not any("_add_without_autograd" in target for target in targets), (way, targets)
+        assert not any("Function" in target or "autograd" in target for target in targets), (
+            way,
+            targets,
+        )

@@ -18,6 +18,9 @@ _add_out_without_autograd = torch.ops.vecadd._add_out_without_autograd.default
 _increment_version = torch.autograd.graph.increment_version
 _add_out = torch.ops.vecadd.add.out
 _is_compiling = torch.compiler.is_compiling
+# One call where is_compiling makes two: torch.export's non-strict tracing passes tensor
+# subclasses, which the lean ways below leave to the public op anyway.
+_is_dynamo_compiling = torch.compiler.is_dynamo_compiling
 _native_add = native_module.add if native_module is not None else None
 _Tensor = torch.Tensor
 _grad_enabled = torch.is_grad_enabled
@@ -102,7 +105,7 @@ def add(
     must not partly overlap them. Differentiable with respect to ``x`` and ``y``.
     """
     if _native_add is not None:
-        if not _is_compiling():
+        if not _is_dynamo_compiling():
             result = _native_add(x, y, alpha, out)
             if result is not NotImplemented:
                 return result
@@ -113,10 +116,10 @@ def add(
         type(x) is _Tensor
         and type(y) is _Tensor
         and (
-            type(alpha) is float
-            or (type(alpha) is int and -_EXACT_INTEGER_LIMIT <= alpha <= _EXACT_INTEGER_LIMIT)
+            (type(alpha) is int and -_EXACT_INTEGER_LIMIT <= alpha <= _EXACT_INTEGER_LIMIT)
+            or type(alpha) is float
         )
-        and not _is_compiling()
+        and not _is_dynamo_compiling()
     ):
         try:
             if out is None:
