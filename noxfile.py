@@ -79,11 +79,12 @@ def build_tools() -> list[str]:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The README's quick start in a fresh environment, then pytest (arguments go to pytest)."""
+    """The README's quick start in a fresh environment, then pytest (arguments go to pytest;
+    without any, one worker per core as the README runs it)."""
     session.install("-r", "requirements-dev.txt")
     session.install("--no-build-isolation", "--no-deps", ".")
     session.run("python", "-m", "vecadd", "check")
-    session.run("python", "-m", "pytest", *session.posargs)
+    session.run("python", "-m", "pytest", *(session.posargs or ("-n", "auto")))
 
 
 @nox.session
