@@ -1,17 +1,18 @@
 """Where the cold-cache gap to torch.add sits: in the kernels' run time, or around them.
 
-    python lab/cold_gap.py [--rounds 15] [--profiled-calls 200]
+    python lab/cold_gap.py [--rounds 15] [--profiled-calls 200] [--flush-mib N]
 
-For each case, on the same x, y and z, with the L2 flushed before every call (the bench's
-cold mode, vecadd/_bench_timing.py):
-- event-timed, rounds interleaved: torch.add(out=z) against a second torch.add(out=z) (the
-  harness's own spread and any bias of position) and against vecadd.add(out=z), as median
-  paired ratios (above 1: the second is faster);
-- from the profiler's device records (CUPTI) of the same calls: each add kernel's own run time,
-  and the time from the end of the flush kernel to the add kernel's start, medians over
-  `profiled-calls` calls of each.
-If the kernels' own times agree and the event-timed ratio does not, the gap is in the launch;
-if they differ by as much as the event-timed ratio, it is in the kernel's run.
+For each case, on the same x, y and z, with the L2 flushed before every call, rounds
+interleaved, as median paired ratios (above 1: the second is faster):
+- the bench's cold mode (vecadd/_bench_timing.py: from the flush kernel's end to the call's
+  end, by the GPU's timestamps): torch.add(out=z) against a second torch.add(out=z) (A/A:
+  the harness's own spread and any bias of position) and against vecadd.add(out=z);
+- the same calls bracketed by CUDA events recorded between the flush and the call (how the
+  cold mode timed them before), against vecadd.add(out=z);
+- from the profiler's device records (CUPTI): each add kernel's own run time, and the time
+  from the end of the flush kernel to the add kernel's start (negative: it started over the
+  flush's tail), medians over `profiled-calls` calls of each.
+--flush-mib sets the flushed buffer (default: the bench's, vecadd._bench_timing.flush_buffer).
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ import torch
 
 import vecadd
 from vecadd._bench_modes import cold_calls
-from vecadd._bench_timing import cold_samples, flush_buffer
+from vecadd._bench_timing import cold_samples, device_spans, flush_buffer, interleaved_samples
 
 CASES = (
+    (torch.float16, 16),
+    (torch.float16, 20),
     (torch.float16, 24),
     (torch.float16, 26),
     (torch.float16, 28),
@@ -41,18 +44,29 @@ def paired_ratio(reference: list[float], other: list[float]) -> float:
 
 def kernel_records(calls: int, add, flush: torch.Tensor) -> list[tuple[str, int, int]]:
     """(name, start ns, end ns) of every device kernel in `calls` flushed calls of add."""
-    activities = [torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=activities) as profile:
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
         for _ in range(calls):
             flush.zero_()
             add()
         torch.cuda.synchronize()
-    records = []
-    for event in profile.profiler.kineto_results.events():
-        if event.device_type() == torch.autograd.DeviceType.CUDA:
-            start = event.start_ns()
-            records.append((event.name(), start, start + event.duration_ns()))
-    return sorted(records, key=lambda record: record[1])
+    return device_spans(profile)
+
+
+def event_timed_samples(adds, flush: torch.Tensor, calls: int, rounds: int) -> list[list[float]]:
+    """Seconds per call by CUDA events recorded between the flush and the call."""
+
+    def one_round(add) -> float:
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+        stops = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
+        for start, stop in zip(starts, stops, strict=True):
+            flush.zero_()
+            start.record()
+            add()
+            stop.record()
+        stops[-1].synchronize()
+        return statistics.median(a.elapsed_time(b) for a, b in zip(starts, stops, strict=True))
+
+    return interleaved_samples(adds, one_round, rounds)
 
 
 def add_kernel_times(records: list[tuple[str, int, int]]) -> tuple[str, list[float], list[float]]:
@@ -67,9 +81,10 @@ def add_kernel_times(records: list[tuple[str, int, int]]) -> tuple[str, list[flo
     return names.pop(), durations, gaps
 
 
-def report_case(dtype: torch.dtype, log2: int, rounds: int, profiled_calls: int) -> None:
+def report_case(
+    dtype: torch.dtype, log2: int, rounds: int, profiled_calls: int, flush: torch.Tensor
+) -> None:
     device = torch.device("cuda")
-    flush = flush_buffer(device)
     x = torch.randn(1 << log2, device=device).to(dtype)
     y = torch.randn(1 << log2, device=device).to(dtype)
     z = torch.empty_like(x)
@@ -79,6 +94,7 @@ def report_case(dtype: torch.dtype, log2: int, rounds: int, profiled_calls: int)
         lambda: vecadd.add(x, y, out=z),
     ]
     samples = cold_samples(calls, device, cold_calls(device), rounds)
+    timed = event_timed_samples(calls, flush, cold_calls(device), rounds)
     torch_name, torch_runs, torch_gaps = add_kernel_times(
         kernel_records(profiled_calls, calls[0], flush)
     )
@@ -90,7 +106,8 @@ def report_case(dtype: torch.dtype, log2: int, rounds: int, profiled_calls: int)
     case = f"{str(dtype).removeprefix('torch.')} 2^{log2}"
     print(
         f"{case:>14} {paired_ratio(samples[0], samples[1]):6.3f}"
-        f" {paired_ratio(samples[0], samples[2]):7.3f} {torch_run:13.2f} {vecadd_run:14.2f}"
+        f" {paired_ratio(samples[0], samples[2]):7.3f} {paired_ratio(timed[0], timed[2]):7.3f}"
+        f" {paired_ratio(timed[0], timed[1]):7.3f} {torch_run:13.2f} {vecadd_run:14.2f}"
         f" {torch_run / vecadd_run:13.3f} {statistics.median(torch_gaps):10.2f}"
         f" {statistics.median(vecadd_gaps):11.2f}"
     )
@@ -101,15 +118,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--profiled-calls", type=int, default=200)
+    parser.add_argument("--flush-mib", type=int, default=None)
     args = parser.parse_args()
+    flush = flush_buffer(torch.device("cuda"))
+    if args.flush_mib is not None:
+        flush = torch.empty(args.flush_mib * 2**18, dtype=torch.int32, device="cuda")
+    print(f"flushed buffer: {flush.numel() * 4 / 2**20:.0f} MiB")
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, {vecadd.build_info()}")
     print("ratios: torch.add's time / the other's; kernel and gap: medians in µs")
+    print("A/A, vecadd: the bench's cold mode; events, events A/A: CUDA events around the call")
     print(
-        f"{'case':>14} {'A/A':>6} {'vecadd':>7} {'torch kernel':>13} {'vecadd kernel':>14}"
+        f"{'case':>14} {'A/A':>6} {'vecadd':>7} {'events':>7} {'ev. A/A':>7}"
+        f" {'torch kernel':>13} {'vecadd kernel':>14}"
         f" {'kernel ratio':>13} {'torch gap':>10} {'vecadd gap':>11}"
     )
     for dtype, log2 in CASES:
-        report_case(dtype, log2, args.rounds, args.profiled_calls)
+        report_case(dtype, log2, args.rounds, args.profiled_calls, flush)
 
 
 if __name__ == "__main__":

@@ -181,6 +181,41 @@ def test_cli_bench_cold_and_pipeline_modes_on_cuda(tmp_path, capsys):
     assert "H200 HBM3e peak (datasheet): 4800 GB/s" in printed
 
 
+def test_interleaved_order_warms_each_up_then_rotates_the_start():
+    from vecadd._bench_timing import interleaved_order
+
+    assert interleaved_order(3, 2) == [0, 1, 2, 0, 1, 2, 1, 2, 0]
+
+
+def test_cold_times_run_from_each_flush_end_to_the_end_of_the_work_after_it():
+    from vecadd._bench_timing import times_after_flushes
+
+    spans = [
+        ("fill", 0, 100),
+        ("add", 90, 130),  # launched over the flush's tail: counted from the flush's end
+        ("fill", 140, 240),
+        ("add", 243, 250),
+        ("sum", 251, 262),
+        ("fill", 270, 370),  # nothing after it: no time at all
+    ]
+    assert times_after_flushes(spans, "fill") == pytest.approx([30e-9, 22e-9, 0.0])
+
+
+@pytest.mark.cuda
+def test_cold_mode_times_each_call_from_the_end_of_its_flush():
+    import torch
+
+    from vecadd._bench_timing import cold_samples
+
+    device = torch.device("cuda", torch.cuda.current_device())
+    small = torch.ones(16, device=device)
+    large = torch.ones(2**26, device=device)
+    samples = cold_samples([lambda: small.add_(1), lambda: large.add_(1)], device, 4, 3)
+    assert [len(per_fn) for per_fn in samples] == [3, 3]
+    # 16 floats take a launch's latency; 256 MiB read and written take over 100 us anywhere.
+    assert max(samples[0]) < 50e-6 < 100e-6 < min(samples[1])
+
+
 @pytest.mark.cuda
 def test_chain_on_cuda_is_cache_resident_only_when_it_fits():
     import torch

@@ -42,7 +42,7 @@ DTYPE_NAMES = {dtype_name(dtype): dtype for dtype in SUPPORTED_DTYPES}
 
 MODE_TITLES = {
     "chain": "back-to-back calls on the same inputs (cache-resident when small)",
-    "cold": "cache flushed before every call (2x L2 zeroed), only the call timed",
+    "cold": "cache flushed before every call; from the flush's end to the call's end",
     "pipeline-eager": "x = 2a, z = add, w = -z, sum(z); batches of pipelines, eager",
     "pipeline-graph": "x = 2a, z = add, w = -z, sum(z); batches of pipelines in a CUDA graph",
 }

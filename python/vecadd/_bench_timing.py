@@ -50,20 +50,25 @@ def _as_graph(fn: Callable[[], object], device: torch.device, calls: int) -> Cal
     return graph.replay
 
 
+def interleaved_order(count: int, rounds: int) -> list[int]:
+    """Which of `count` candidates runs at each step: each once (a warm-up), then `rounds`
+    rounds, each round starting at the next candidate so that no one always runs first."""
+    warm_up = list(range(count))
+    return warm_up + [(r + offset) % count for r in range(rounds) for offset in range(count)]
+
+
 def interleaved_samples(
     candidates: Sequence[Callable[[], object]],
     measure: Callable[[Callable[[], object]], float],
     rounds: int,
 ) -> list[list[float]]:
-    """`measure` of each candidate in each of `rounds` rounds, each round starting at the
-    next candidate so that no one always runs first (after a warm-up of each)."""
-    for candidate in candidates:
-        measure(candidate)
+    """`measure` of each candidate in each of `rounds` rounds, in :func:`interleaved_order`
+    (the warm-up's measures are dropped)."""
     samples: list[list[float]] = [[] for _ in candidates]
-    for round_index in range(rounds):
-        for offset in range(len(candidates)):
-            which = (round_index + offset) % len(candidates)
-            samples[which].append(measure(candidates[which]))
+    for step, which in enumerate(interleaved_order(len(candidates), rounds)):
+        measured = measure(candidates[which])
+        if step >= len(candidates):
+            samples[which].append(measured)
     return samples
 
 
@@ -101,35 +106,83 @@ def batch_samples(
 
 
 def flush_buffer(device: torch.device) -> torch.Tensor:
-    """A buffer twice the size of the last-level cache (256 MiB when unknown, as on a CPU):
-    zeroing it evicts the operands, the idea of triton.testing.do_bench."""
+    """A buffer whose zeroing evicts the operands from the last-level cache (the idea of
+    triton.testing.do_bench): 256 MiB on a CPU; on a GPU twice its L2 and at least 512 MiB, so
+    that the zeroing outlasts the host's launch of the next call (2x L2 alone did not on an
+    H200: docs/benchmarks.md)."""
     size = 256 * 2**20
     if device.type == "cuda":
-        size = max(2 * torch.cuda.get_device_properties(device).L2_cache_size, 64 * 2**20)
+        size = max(2 * torch.cuda.get_device_properties(device).L2_cache_size, 512 * 2**20)
     return torch.empty(size // 4, dtype=torch.int32, device=device)
+
+
+def device_spans(profile: torch.profiler.profile) -> list[tuple[str, int, int]]:
+    """(name, start ns, end ns) of the GPU work (kernels, copies, fills) a profiler recorded,
+    in the order it started."""
+    spans = [
+        (event.name(), event.start_ns(), event.start_ns() + event.duration_ns())
+        for event in profile.profiler.kineto_results.events()
+        if event.device_type() == torch.autograd.DeviceType.CUDA
+    ]
+    return sorted(spans, key=lambda span: span[1])
+
+
+def times_after_flushes(spans: Sequence[tuple[str, int, int]], flush_name: str) -> list[float]:
+    """Seconds from the end of each flush to the end of the GPU work between it and the next
+    flush (or the end): what the kernel after the call waits for."""
+    times: list[float] = []
+    flush_end = last_end = None
+    for name, _, end in spans:
+        if name == flush_name:
+            if flush_end is not None:
+                times.append((last_end - flush_end) / 1e9)
+            flush_end = last_end = end
+        elif flush_end is not None:
+            last_end = max(last_end, end)
+    if flush_end is not None:
+        times.append((last_end - flush_end) / 1e9)
+    return times
+
+
+def _flushed_cuda_samples(
+    fns: Sequence[Callable[[], object]], flush: torch.Tensor, calls: int, rounds: int
+) -> list[list[float]]:
+    # The device's own timestamps, from the flush's end to the call's end: a CUDA event
+    # between the two would be a third party, and a launch that overlaps the flush's tail
+    # (programmatic dependent launch) was charged part of the flush through it.
+    order = interleaved_order(len(fns), rounds)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        flush.zero_()  # alone first: its record names the flush's kernel
+        torch.cuda.synchronize(flush.device)
+        for which in order:
+            for _ in range(calls):
+                flush.zero_()
+                fns[which]()
+        torch.cuda.synchronize(flush.device)
+    spans = device_spans(profile)
+    times = times_after_flushes(spans, spans[0][0])[1:] if spans else []
+    if len(times) != len(order) * calls:
+        raise RuntimeError(
+            f"the cold mode reads the GPU's timestamps through torch.profiler (CUPTI): it "
+            f"expected {len(order) * calls} flushes of one kernel each, and found {len(times)} "
+            f"among {len(spans)} GPU records"
+        )
+    samples: list[list[float]] = [[] for _ in fns]
+    for step, which in enumerate(order):
+        if step >= len(fns):  # past the warm-up
+            samples[which].append(statistics.median(times[step * calls : (step + 1) * calls]))
+    return samples
 
 
 def cold_samples(
     fns: Sequence[Callable[[], object]], device: torch.device, calls: int, rounds: int
 ) -> list[list[float]]:
     """Seconds per call of each fn with the cache flushed before every call: per round the
-    median of `calls` calls, the fns interleaved round by round."""
+    median of `calls` calls, the fns interleaved round by round. On a GPU a call's time runs
+    from the end of its flush to the end of its last GPU work."""
     flush = flush_buffer(device)
-
-    def one_round_cuda(fn: Callable[[], object]) -> float:
-        # Events around the call alone: the flush queued before it keeps the GPU busy while
-        # the host launches the call, so neither the flush nor the launch gap is counted.
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
-        stops = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
-        for start, stop in zip(starts, stops, strict=True):
-            flush.zero_()
-            start.record()
-            fn()
-            stop.record()
-        stops[-1].synchronize()
-        return (
-            statistics.median(a.elapsed_time(b) for a, b in zip(starts, stops, strict=True)) / 1e3
-        )
+    if device.type == "cuda":
+        return _flushed_cuda_samples(fns, flush, calls, rounds)
 
     def one_round_cpu(fn: Callable[[], object]) -> float:
         times = []
@@ -140,5 +193,4 @@ def cold_samples(
             times.append(time.perf_counter() - begin)
         return statistics.median(times)
 
-    measure = one_round_cuda if device.type == "cuda" else one_round_cpu
-    return interleaved_samples(fns, measure, rounds)
+    return interleaved_samples(fns, one_round_cpu, rounds)
