@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import statistics
 import time
+import warnings
 from collections.abc import Callable, Sequence
 
 import torch
@@ -151,14 +152,18 @@ def _flushed_cuda_samples(
     # between the two would be a third party, and a launch that overlaps the flush's tail
     # (programmatic dependent launch) was charged part of the flush through it.
     order = interleaved_order(len(fns), rounds)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
-        flush.zero_()  # alone first: its record names the flush's kernel
-        torch.cuda.synchronize(flush.device)
-        for which in order:
-            for _ in range(calls):
-                flush.zero_()
-                fns[which]()
-        torch.cuda.synchronize(flush.device)
+    with warnings.catch_warnings():
+        # torch warns, once per process, that a second profiler session drops the first's
+        # events: each session here is read before the next begins.
+        warnings.filterwarnings("ignore", message=".*Profiler clears events", category=UserWarning)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+            flush.zero_()  # alone first: its record names the flush's kernel
+            torch.cuda.synchronize(flush.device)
+            for which in order:
+                for _ in range(calls):
+                    flush.zero_()
+                    fns[which]()
+            torch.cuda.synchronize(flush.device)
     spans = device_spans(profile)
     times = times_after_flushes(spans, spans[0][0])[1:] if spans else []
     if len(times) != len(order) * calls:
