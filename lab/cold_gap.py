@@ -12,7 +12,9 @@ interleaved, as median paired ratios (above 1: the second is faster):
 - from the profiler's device records (CUPTI): each add kernel's own run time, and the time
   from the end of the flush kernel to the add kernel's start (negative: it started over the
   flush's tail), medians over `profiled-calls` calls of each.
---flush-mib sets the flushed buffer (default: the bench's, vecadd._bench_timing.flush_buffer).
+--flush-mib sets the buffer that the event-timed calls and the kernel records flush (default:
+the bench's, vecadd._bench_timing.flush_buffer); the bench's own columns always flush the
+bench's buffer.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def paired_ratio(reference: list[float], other: list[float]) -> float:
 
 def kernel_records(calls: int, add, flush: torch.Tensor) -> list[tuple[str, int, int]]:
     """(name, start ns, end ns) of every device kernel in `calls` flushed calls of add."""
+    torch.cuda.synchronize()  # no earlier work among the records
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
         for _ in range(calls):
             flush.zero_()
@@ -123,7 +126,11 @@ def main() -> None:
     flush = flush_buffer(torch.device("cuda"))
     if args.flush_mib is not None:
         flush = torch.empty(args.flush_mib * 2**18, dtype=torch.int32, device="cuda")
-    print(f"flushed buffer: {flush.numel() * 4 / 2**20:.0f} MiB")
+    bench_flush = flush_buffer(torch.device("cuda")).numel() * 4 / 2**20
+    print(
+        f"flushed buffer: {flush.numel() * 4 / 2**20:.0f} MiB for the events and kernel"
+        f" records, {bench_flush:.0f} MiB for the bench's columns (A/A, vecadd)"
+    )
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, {vecadd.build_info()}")
     print("ratios: torch.add's time / the other's; kernel and gap: medians in µs")
     print("A/A, vecadd: the bench's cold mode; events, events A/A: CUDA events around the call")

@@ -33,6 +33,12 @@ def summary(mode: str, rows: list[dict]) -> str:
     )
 
 
+def worst_and_median(ratios: list[float]) -> str:
+    if not ratios:
+        return "none"
+    return f"{min(ratios):.3f} / {statistics.median(ratios):.3f}"
+
+
 def per_dtype_table(rows: list[dict]) -> list[str]:
     lines = [
         "| dtype | layout | n < 2^16: worst / median | n ≥ 2^16: worst / median |"
@@ -45,8 +51,7 @@ def per_dtype_table(rows: list[dict]) -> list[str]:
         small = [row["ratio"] for row in cells if row["n"] < LARGE]
         large = [row["ratio"] for row in cells if row["n"] >= LARGE]
         lines.append(
-            f"| {dtype} | {layout} | {min(small):.3f} / {statistics.median(small):.3f} |"
-            f" {min(large):.3f} / {statistics.median(large):.3f} |"
+            f"| {dtype} | {layout} | {worst_and_median(small)} | {worst_and_median(large)} |"
             f" {sum(r < 1 for r in large)} of {len(large)} |"
         )
     return lines

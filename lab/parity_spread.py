@@ -5,8 +5,10 @@
 Each cell (contiguous, out=, n = 2^16 ... 2^28 in steps of 4x, every dtype) times three
 candidates as the bench's modes time them (vecadd/_bench_modes.py), rounds interleaved:
 torch.add, torch.add again, and vecadd.add. It prints the median paired ratio of torch.add to
-its second self (A/A) and to vecadd.add, and the range of the per-round A/A ratios. A vecadd
-cell below 1.00 is a measured loss only where it lies below what A/A reaches.
+its second self (A/A) and to vecadd.add, and the range of the per-round A/A ratios: how far two
+timings of the same work land apart in that cell. A vecadd cell below 1.00 but within that
+range is not resolved from parity; one below it is more likely a loss, though one pair of
+candidates bounds the spread only roughly (each graph, for instance, is captured once).
 """
 
 from __future__ import annotations

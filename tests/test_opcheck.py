@@ -239,12 +239,25 @@ def test_traced_graphs_hold_the_public_op(device, requires_grad):
         captured.append(graph_module.graph)
         return graph_module.forward
 
+    class WithConstants(torch.nn.Module):
+        # Tensors that are neither parameters nor buffers stay plain tensors under
+        # torch.export's non-strict tracing.
+        def __init__(self):
+            super().__init__()
+            self.bias = make_tensor((3,), torch.float32, device, seed=3)
+            self.scale = make_tensor((3,), torch.float32, device, seed=4)
+
+        def forward(self, x):
+            return x * vecadd.add(self.bias, self.scale, alpha=2)
+
     torch._dynamo.reset()
     torch.compile(Model(), fullgraph=True, backend=keep_graph)(x, y)
     graphs = {"torch.compile": captured[0]}
     for strict in (True, False):
         exported = torch.export.export(Model(), (x, y), strict=strict)
         graphs[f"torch.export(strict={strict})"] = exported.graph
+        with_constants = torch.export.export(WithConstants(), (x,), strict=strict)
+        graphs[f"torch.export(strict={strict}), tensor constants"] = with_constants.graph
     for way, graph in graphs.items():
         targets = _called_targets(graph)
         assert any("vecadd.add" in target for target in targets), (way, targets)

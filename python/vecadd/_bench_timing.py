@@ -130,7 +130,7 @@ def device_spans(profile: torch.profiler.profile) -> list[tuple[str, int, int]]:
 
 def times_after_flushes(spans: Sequence[tuple[str, int, int]], flush_name: str) -> list[float]:
     """Seconds from the end of each flush to the end of the GPU work between it and the next
-    flush (or the end): what the kernel after the call waits for."""
+    flush (or the end): what the kernel after the call waits for; 0 where there was none."""
     times: list[float] = []
     flush_end = last_end = None
     for name, _, end in spans:
@@ -148,10 +148,12 @@ def times_after_flushes(spans: Sequence[tuple[str, int, int]], flush_name: str) 
 def _flushed_cuda_samples(
     fns: Sequence[Callable[[], object]], flush: torch.Tensor, calls: int, rounds: int
 ) -> list[list[float]]:
-    # The device's own timestamps, from the flush's end to the call's end: a CUDA event
-    # between the two would be a third party, and a launch that overlaps the flush's tail
-    # (programmatic dependent launch) was charged part of the flush through it.
+    # The GPU's own records, from the flush's end to the call's end, with nothing between the
+    # two: CUDA events between them put about 1.8 us more on a launch that overlaps the flush's
+    # tail than these records do (docs/kernel-notes.md, version 18). The flush is known by its
+    # kernel's name, which no candidate may launch.
     order = interleaved_order(len(fns), rounds)
+    torch.cuda.synchronize(flush.device)  # no earlier work among the records
     with warnings.catch_warnings():
         # torch warns, once per process, that a second profiler session drops the first's
         # events: each session here is read before the next begins.
@@ -171,6 +173,11 @@ def _flushed_cuda_samples(
             f"the cold mode reads the GPU's timestamps through torch.profiler (CUPTI): it "
             f"expected {len(order) * calls} flushes of one kernel each, and found {len(times)} "
             f"among {len(spans)} GPU records"
+        )
+    if min(times) <= 0:
+        raise RuntimeError(
+            "the cold mode found a call that launched no GPU work after its flush; every "
+            "timed call must launch at least one kernel or copy"
         )
     samples: list[list[float]] = [[] for _ in fns]
     for step, which in enumerate(order):

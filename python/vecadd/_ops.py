@@ -17,10 +17,9 @@ _add_without_autograd = torch.ops.vecadd._add_without_autograd.default
 _add_out_without_autograd = torch.ops.vecadd._add_out_without_autograd.default
 _increment_version = torch.autograd.graph.increment_version
 _add_out = torch.ops.vecadd.add.out
+# Not is_dynamo_compiling, one call cheaper: torch.export's non-strict tracing passes a
+# module's plain tensor attributes as plain tensors, which must reach the public op too.
 _is_compiling = torch.compiler.is_compiling
-# One call where is_compiling makes two: torch.export's non-strict tracing passes tensor
-# subclasses, which the lean ways below leave to the public op anyway.
-_is_dynamo_compiling = torch.compiler.is_dynamo_compiling
 _native_add = native_module.add if native_module is not None else None
 _Tensor = torch.Tensor
 _grad_enabled = torch.is_grad_enabled
@@ -105,7 +104,7 @@ def add(
     must not partly overlap them. Differentiable with respect to ``x`` and ``y``.
     """
     if _native_add is not None:
-        if not _is_dynamo_compiling():
+        if not _is_compiling():
             result = _native_add(x, y, alpha, out)
             if result is not NotImplemented:
                 return result
@@ -119,7 +118,7 @@ def add(
             (type(alpha) is int and -_EXACT_INTEGER_LIMIT <= alpha <= _EXACT_INTEGER_LIMIT)
             or type(alpha) is float
         )
-        and not _is_dynamo_compiling()
+        and not _is_compiling()
     ):
         try:
             if out is None:
