@@ -110,7 +110,7 @@ def flush_buffer(device: torch.device) -> torch.Tensor:
     """A buffer whose zeroing evicts the operands from the last-level cache (the idea of
     triton.testing.do_bench): 256 MiB on a CPU; on a GPU twice its L2 and at least 512 MiB, so
     that the zeroing outlasts the host's launch of the next call (2x L2 alone did not on an
-    H200: docs/benchmarks.md)."""
+    H200: docs/kernel-notes.md, version 18)."""
     size = 256 * 2**20
     if device.type == "cuda":
         size = max(2 * torch.cuda.get_device_properties(device).L2_cache_size, 512 * 2**20)
@@ -149,9 +149,9 @@ def _flushed_cuda_samples(
     fns: Sequence[Callable[[], object]], flush: torch.Tensor, calls: int, rounds: int
 ) -> list[list[float]]:
     # The GPU's own records, from the flush's end to the call's end, with nothing between the
-    # two: CUDA events between them put about 1.8 us more on a launch that overlaps the flush's
-    # tail than these records do (docs/kernel-notes.md, version 18). The flush is known by its
-    # kernel's name, which no candidate may launch.
+    # two: judged from paired ratios, CUDA events between them put 1.5-1.8 us more on a launch
+    # that overlaps the flush's tail than these records do (docs/kernel-notes.md, version 18).
+    # The flush is known by its kernel's name, which no candidate may launch.
     order = interleaved_order(len(fns), rounds)
     torch.cuda.synchronize(flush.device)  # no earlier work among the records
     with warnings.catch_warnings():
