@@ -58,19 +58,24 @@ def interleaved_order(count: int, rounds: int) -> list[int]:
     return warm_up + [(r + offset) % count for r in range(rounds) for offset in range(count)]
 
 
+def samples_by_candidate(order: Sequence[int], measured: Sequence[float]) -> list[list[float]]:
+    """The measures of each step of an :func:`interleaved_order`, per candidate, less the
+    warm-up's."""
+    count = len(set(order))  # the warm-up runs each candidate once
+    samples: list[list[float]] = [[] for _ in range(count)]
+    for which, value in list(zip(order, measured, strict=True))[count:]:
+        samples[which].append(value)
+    return samples
+
+
 def interleaved_samples(
     candidates: Sequence[Callable[[], object]],
     measure: Callable[[Callable[[], object]], float],
     rounds: int,
 ) -> list[list[float]]:
-    """`measure` of each candidate in each of `rounds` rounds, in :func:`interleaved_order`
-    (the warm-up's measures are dropped)."""
-    samples: list[list[float]] = [[] for _ in candidates]
-    for step, which in enumerate(interleaved_order(len(candidates), rounds)):
-        measured = measure(candidates[which])
-        if step >= len(candidates):
-            samples[which].append(measured)
-    return samples
+    """`measure` of each candidate in each of `rounds` rounds, in :func:`interleaved_order`."""
+    order = interleaved_order(len(candidates), rounds)
+    return samples_by_candidate(order, [measure(candidates[which]) for which in order])
 
 
 def interleaved_medians(
@@ -179,11 +184,10 @@ def _flushed_cuda_samples(
             "the cold mode found a call that launched no GPU work after its flush; every "
             "timed call must launch at least one kernel or copy"
         )
-    samples: list[list[float]] = [[] for _ in fns]
-    for step, which in enumerate(order):
-        if step >= len(fns):  # past the warm-up
-            samples[which].append(statistics.median(times[step * calls : (step + 1) * calls]))
-    return samples
+    per_step = [
+        statistics.median(times[step * calls : (step + 1) * calls]) for step in range(len(order))
+    ]
+    return samples_by_candidate(order, per_step)
 
 
 def cold_samples(
