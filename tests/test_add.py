@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
+import weakref
 
 import pytest
 import torch
@@ -283,3 +285,40 @@ def test_module_layer(device, dtype, shape):
     y = make_tensor(shape, dtype, device, seed=35)
     torch.testing.assert_close(layer(x, y), torch.add(x, y, alpha=2))
     assert "alpha=2" in repr(layer)
+
+
+def _calls_of_every_way_in(x, y, out):
+    """Each way into the kernels, once succeeding and once refused by the call rules."""
+    wrong_dtype = torch.zeros(4, dtype=torch.float64, device=x.device)
+    return [
+        lambda: vecadd.add(x, y),
+        lambda: vecadd.add(x, y, out=out),
+        lambda: torch.ops.vecadd.add(x, y),
+        lambda: torch.ops.vecadd.add.out(x, y, out=out),
+        lambda: torch.ops.vecadd._add_without_autograd(x, y, 2.0),
+        lambda: torch.ops.vecadd._add_out_without_autograd(x, y, 2.0, out),
+        lambda: vecadd.add(x, wrong_dtype),
+        lambda: vecadd.add(x, y, out=wrong_dtype),
+        lambda: torch.ops.vecadd._add_without_autograd(x, wrong_dtype, 1.0),
+    ]
+
+
+def test_kernels_keep_no_reference_to_their_tensors(device):
+    # A kernel that kept a tensor's handle (on success or on a refused call) would keep
+    # its memory alive after Python let go of it: its weak reference would stay alive.
+    x = make_tensor((4,), torch.float32, device, seed=30)
+    y = make_tensor((4,), torch.float32, device, seed=31)
+    out = torch.empty(4, device=device)
+    results, refusals = [], 0
+    for call in _calls_of_every_way_in(x, y, out):
+        try:
+            results.append(call())
+        except (TypeError, RuntimeError):
+            refusals += 1
+    assert refusals == 3
+    tensors = [x, y, out, *(result for result in results if isinstance(result, torch.Tensor))]
+    assert len(tensors) >= 6
+    references = [weakref.ref(tensor) for tensor in tensors]
+    del x, y, out, results, tensors, call
+    gc.collect()
+    assert [reference() for reference in references] == [None] * len(references)

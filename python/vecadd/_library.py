@@ -26,6 +26,11 @@ _definitions.define(ADD_OUT_SCHEMA, tags=(torch.Tag.pt2_compliant_tag,))
 _definitions.define(ADD_WITHOUT_AUTOGRAD_SCHEMA, tags=(torch.Tag.pt2_compliant_tag,))
 _definitions.define(ADD_OUT_WITHOUT_AUTOGRAD_SCHEMA, tags=(torch.Tag.pt2_compliant_tag,))
 
+# No autograd kernel: the dispatcher skips the Autograd key rather than entering torch's
+# fallback for ops without one, which checks every input on each call (docs/portable.md).
+for _name in ("_add_without_autograd", "_add_out_without_autograd"):
+    _definitions.impl(_name, torch.library.fallthrough_kernel, "Autograd")
+
 # vecadd._C for the native build, None for the stable one (a library torch loads).
 native_module = load_operators()
 

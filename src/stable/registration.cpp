@@ -10,31 +10,44 @@
 namespace vecadd::stable_binding {
 namespace {
 
-using Tensor = torch::stable::Tensor;
 using Kernels = binding::AddKernels<StableApi>;
 
-Tensor add_kernel(Tensor x, Tensor y, double alpha) {
-  return Kernels::add(x, y, alpha);
+// Raw handles rather than torch::stable::Tensor, which wraps each in a shared_ptr and copies
+// a returned handle; by hand, because TORCH_BOX cannot return a raw handle (docs/portable.md).
+void add_boxed(StableIValue* stack, std::uint64_t num_args, std::uint64_t num_outputs) {
+  STD_TORCH_CHECK(num_args == 3 && num_outputs == 1,
+                  "vecadd: add's kernel takes 3 arguments and returns 1 value, but its schema has ",
+                  num_args, " and ", num_outputs);
+  const auto x = torch::stable::detail::to<AtenTensorHandle>(stack[0]);
+  const auto y = torch::stable::detail::to<AtenTensorHandle>(stack[1]);
+  const HandleOwner x_owner(x);
+  const HandleOwner y_owner(y);
+  const auto alpha = torch::stable::detail::to<double>(stack[2]);
+  stack[0] =
+      torch::stable::detail::from(Kernels::add(StableTensor(x), StableTensor(y), alpha).release());
 }
 
-void add_out_kernel(Tensor x, Tensor y, double alpha, Tensor out) {
-  Kernels::add_out(x, y, alpha, out);
+void add_out_kernel(AtenTensorHandle x, AtenTensorHandle y, double alpha, AtenTensorHandle out) {
+  const HandleOwner x_owner(x);
+  const HandleOwner y_owner(y);
+  const HandleOwner out_owner(out);
+  Kernels::add_out(StableTensor(x), StableTensor(y), alpha, StableTensor(out));
 }
 
 }  // namespace
 }  // namespace vecadd::stable_binding
 
 STABLE_TORCH_LIBRARY_IMPL(vecadd, CPU, m) {
-  m.impl("add", TORCH_BOX(&vecadd::stable_binding::add_kernel));
-  m.impl("_add_without_autograd", TORCH_BOX(&vecadd::stable_binding::add_kernel));
+  m.impl("add", &vecadd::stable_binding::add_boxed);
+  m.impl("_add_without_autograd", &vecadd::stable_binding::add_boxed);
   m.impl("add.out", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
   m.impl("_add_out_without_autograd", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
 }
 
 #if VECADD_WITH_CUDA
 STABLE_TORCH_LIBRARY_IMPL(vecadd, CUDA, m) {
-  m.impl("add", TORCH_BOX(&vecadd::stable_binding::add_kernel));
-  m.impl("_add_without_autograd", TORCH_BOX(&vecadd::stable_binding::add_kernel));
+  m.impl("add", &vecadd::stable_binding::add_boxed);
+  m.impl("_add_without_autograd", &vecadd::stable_binding::add_boxed);
   m.impl("add.out", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
   m.impl("_add_out_without_autograd", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
 }

@@ -1,5 +1,7 @@
 #include "stable_api.h"
 
+#include <torch/csrc/stable/ops.h>
+
 #include <stdexcept>
 
 namespace vecadd::stable_binding {
@@ -11,44 +13,93 @@ void check_shim(AOTITorchError status, const char* what) {
   }
 }
 
+std::int32_t cuda_device_type() {
+  static const std::int32_t type = aoti_torch_device_type_cuda();
+  return type;
+}
+
 }  // namespace
 
-torch::headeronly::ScalarType StableApi::dtype(const Tensor& t) {
-  std::int32_t code = 0;
-  check_shim(aoti_torch_get_dtype(t.get(), &code), "read a tensor's dtype");
-  return static_cast<torch::headeronly::ScalarType>(code);
+void HandleDeleter::operator()(AtenTensorHandle handle) const noexcept {
+  aoti_torch_delete_tensor_object(handle);
+}
+
+StableTensor::StableTensor(AtenTensorHandle handle, HandleOwner owner)
+    : owner_(std::move(owner)), handle_(handle) {
+  check_shim(aoti_torch_is_defined(handle, &defined_), "tell whether a tensor is defined");
+  if (!defined_) {
+    return;
+  }
+  std::int64_t ndim = 0;
+  check_shim(aoti_torch_get_dtype(handle, &dtype_code_), "read a tensor's dtype");
+  check_shim(aoti_torch_get_device_type(handle, &device_type_), "read a tensor's device");
+  check_shim(aoti_torch_get_device_index(handle, &device_index_), "read a tensor's device");
+  check_shim(aoti_torch_get_dim(handle, &ndim), "read a tensor's shape");
+  check_shim(aoti_torch_get_sizes(handle, const_cast<std::int64_t**>(&sizes_)),
+             "read a tensor's shape");
+  check_shim(aoti_torch_get_strides(handle, const_cast<std::int64_t**>(&strides_)),
+             "read a tensor's strides");
+  ndim_ = static_cast<int>(ndim);
+}
+
+bool StableTensor::is_cuda() const {
+  return device_type_ == cuda_device_type();
+}
+
+std::int64_t StableTensor::numel() const {
+  std::int64_t count = 1;
+  for (int d = 0; d < ndim_; ++d) {
+    count *= sizes_[d];
+  }
+  return count;
+}
+
+StableApi::DeviceGuard::DeviceGuard(const Tensor& t) {
+  if (t.is_cuda() && t.device_index() != torch::stable::accelerator::getCurrentDeviceIndex()) {
+    guard_.emplace(t.device_index());
+  }
 }
 
 std::string StableApi::device_name(const Tensor& t) {
-  std::int32_t type = 0;
-  check_shim(aoti_torch_get_device_type(t.get(), &type), "read a tensor's device");
+  const std::int32_t type = t.device_type();
   if (type == aoti_torch_device_type_cpu()) {
     return "cpu";
   }
   if (type == aoti_torch_device_type_meta()) {
     return "meta";
   }
-  const std::string index = std::to_string(t.get_device_index());
-  if (type == aoti_torch_device_type_cuda()) {
+  const std::string index = std::to_string(t.device_index());
+  if (type == cuda_device_type()) {
     return "cuda:" + index;
   }
   return "device type " + std::to_string(type) + ":" + index;
 }
 
+std::size_t StableApi::element_size(const Tensor& t) {
+  return aoti_torch_dtype_element_size(t.dtype_code());
+}
+
+const void* StableApi::data(const Tensor& t) {
+  const void* data = nullptr;
+  check_shim(torch_get_const_data_ptr(t.handle(), &data), "give a tensor's data");
+  return data;
+}
+
+void* StableApi::mutable_data(const Tensor& t) {
+  void* data = nullptr;
+  check_shim(torch_get_mutable_data_ptr(t.handle(), &data), "give a tensor's data");
+  return data;
+}
+
 StableApi::Tensor StableApi::empty_strided(const std::vector<std::int64_t>& sizes,
                                            const std::vector<std::int64_t>& strides,
                                            const Tensor& like) {
-  std::int32_t dtype = 0;
-  std::int32_t device_type = 0;
-  std::int32_t device_index = 0;
-  check_shim(aoti_torch_get_dtype(like.get(), &dtype), "read a tensor's dtype");
-  check_shim(aoti_torch_get_device_type(like.get(), &device_type), "read a tensor's device");
-  check_shim(aoti_torch_get_device_index(like.get(), &device_index), "read a tensor's device");
   AtenTensorHandle result = nullptr;
   check_shim(aoti_torch_empty_strided(static_cast<std::int64_t>(sizes.size()), sizes.data(),
-                                      strides.data(), dtype, device_type, device_index, &result),
+                                      strides.data(), like.dtype_code(), like.device_type(),
+                                      like.device_index(), &result),
              "allocate the result");
-  return Tensor(result);
+  return Tensor(result, HandleOwner(result));
 }
 
 vecadd::ParallelFor StableApi::parallel_for() {
@@ -62,7 +113,7 @@ vecadd::ParallelFor StableApi::parallel_for() {
 #if VECADD_WITH_CUDA
 cudaStream_t StableApi::cuda_stream(const Tensor& t) {
   void* stream = nullptr;
-  check_shim(aoti_torch_get_current_cuda_stream(t.get_device_index(), &stream),
+  check_shim(aoti_torch_get_current_cuda_stream(t.device_index(), &stream),
              "give the current CUDA stream");
   return static_cast<cudaStream_t>(stream);
 }

@@ -1,15 +1,14 @@
-// How the shared call rules (src/binding/call_rules.h) read a torch::stable::Tensor and raise
-// an error, through the LibTorch stable ABI alone (the C shims of torch 2.10 and the
-// header-only torch/headeronly and torch/csrc/stable headers).
+// How the shared call rules (src/binding/call_rules.h) read a tensor and raise an error,
+// through the LibTorch stable ABI alone (the C shims of torch 2.10 and the header-only
+// torch/headeronly and torch/csrc/stable headers).
 #pragma once
 
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/stable/accelerator.h>
-#include <torch/csrc/stable/ops.h>
-#include <torch/csrc/stable/tensor.h>
 #include <torch/headeronly/core/ScalarType.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,38 +18,72 @@
 
 namespace vecadd::stable_binding {
 
-struct StableApi {
-  using Tensor = torch::stable::Tensor;
+// Deletes a tensor handle: the dispatcher hands each kernel owning handles of its tensors.
+struct HandleDeleter {
+  void operator()(AtenTensorHandle handle) const noexcept;
+};
+using HandleOwner = std::unique_ptr<AtenTensorOpaque, HandleDeleter>;
 
-  // A CPU or Meta tensor needs no guard; a CUDA one makes its device current.
+// One tensor of a call: its handle and what the call rules read of it, taken from torch once
+// at construction (each read is a call into torch). Owns the handle when given its owner.
+class StableTensor {
+ public:
+  explicit StableTensor(AtenTensorHandle handle, HandleOwner owner = {});
+
+  // Gives up ownership (a kernel's result goes to the dispatcher).
+  AtenTensorHandle release() { return owner_.release(); }
+
+  AtenTensorHandle handle() const { return handle_; }
+  bool defined() const { return defined_; }
+  std::int32_t dtype_code() const { return dtype_code_; }
+  std::int32_t device_type() const { return device_type_; }
+  std::int32_t device_index() const { return device_index_; }
+  bool is_cuda() const;
+  vecadd::Operand operand() const { return {ndim_, sizes_, strides_}; }
+  std::int64_t numel() const;
+
+ private:
+  HandleOwner owner_;  // first member: released even if reading the metadata throws
+  AtenTensorHandle handle_;
+  bool defined_ = false;
+  std::int32_t dtype_code_ = 0;
+  std::int32_t device_type_ = 0;
+  std::int32_t device_index_ = 0;
+  int ndim_ = 0;
+  const std::int64_t* sizes_ = nullptr;
+  const std::int64_t* strides_ = nullptr;
+};
+
+struct StableApi {
+  using Tensor = StableTensor;
+
+  // A CPU or Meta tensor needs no guard, nor a CUDA one on the current device (the common
+  // call, spared creating a guard); another CUDA one makes its device current.
   class DeviceGuard {
    public:
-    explicit DeviceGuard(const Tensor& t) {
-      if (t.is_cuda()) {
-        guard_.emplace(t.get_device_index());
-      }
-    }
+    explicit DeviceGuard(const Tensor& t);
 
    private:
     std::optional<torch::stable::accelerator::DeviceGuard> guard_;
   };
 
   static bool defined(const Tensor& t) { return t.defined(); }
-  // From the shim's code, which is the enumerator's value: Tensor::scalar_type() throws for
-  // the dtypes the stable ABI does not convert (int1, bits8, ...), which deserve our words.
-  static torch::headeronly::ScalarType dtype(const Tensor& t);
-  static bool same_device(const Tensor& a, const Tensor& b) { return a.device() == b.device(); }
-  static std::string device_name(const Tensor& t);
-  static int device_index(const Tensor& t) { return t.get_device_index(); }
-  static bool is_cuda(const Tensor& t) { return t.is_cuda(); }
-  static vecadd::Operand operand(const Tensor& t) {
-    const auto sizes = t.sizes();
-    return {static_cast<int>(sizes.size()), sizes.data(), t.strides().data()};
+  // From the shim's code, which is the enumerator's value: the stable ABI's own conversion
+  // throws for the dtypes it does not convert (int1, bits8, ...), which deserve our words.
+  static torch::headeronly::ScalarType dtype(const Tensor& t) {
+    return static_cast<torch::headeronly::ScalarType>(t.dtype_code());
   }
+  static bool same_device(const Tensor& a, const Tensor& b) {
+    return a.device_type() == b.device_type() && a.device_index() == b.device_index();
+  }
+  static std::string device_name(const Tensor& t);
+  static int device_index(const Tensor& t) { return t.device_index(); }
+  static bool is_cuda(const Tensor& t) { return t.is_cuda(); }
+  static vecadd::Operand operand(const Tensor& t) { return t.operand(); }
   static std::int64_t numel(const Tensor& t) { return t.numel(); }
-  static std::size_t element_size(const Tensor& t) { return t.element_size(); }
-  static const void* data(const Tensor& t) { return t.const_data_ptr(); }
-  static void* mutable_data(const Tensor& t) { return t.mutable_data_ptr(); }
+  static std::size_t element_size(const Tensor& t);
+  static const void* data(const Tensor& t);
+  static void* mutable_data(const Tensor& t);
 
   // Through the C shim, which takes strides (the stable ops offer only contiguous empty).
   static Tensor empty_strided(const std::vector<std::int64_t>& sizes,
