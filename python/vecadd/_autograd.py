@@ -6,25 +6,18 @@ from __future__ import annotations
 import torch
 
 
-def _record(ctx, x: torch.Tensor, y: torch.Tensor, alpha: float) -> None:
-    """What _backward reads."""
-    ctx.alpha = alpha
-    ctx.x_shape = x.shape
-    ctx.y_shape = y.shape
-
-
 def _setup_context(ctx, inputs, keyword_only_inputs, output) -> None:
-    _record(ctx, *inputs, keyword_only_inputs.get("alpha", 1.0))
+    ctx.alpha = keyword_only_inputs.get("alpha", 1.0)
 
 
 def _backward(ctx, grad: torch.Tensor):
-    # z = x + alpha * y: dz/dx = 1 and dz/dy = alpha, summed back over broadcast dimensions;
-    # built from torch ops, so the backward is itself differentiable.
-    grad_x = grad.sum_to_size(ctx.x_shape) if ctx.needs_input_grad[0] else None
+    # z = x + alpha * y: dz/dx = 1 and dz/dy = alpha. A gradient of the broadcast shape is
+    # summed back to its input's shape by the autograd engine (which records each input's
+    # shape), so no shape is saved per call; built from torch ops, so it is differentiable.
+    grad_x = grad if ctx.needs_input_grad[0] else None
     grad_y = None
     if ctx.needs_input_grad[1]:
-        scaled = grad if ctx.alpha == 1 else grad * ctx.alpha
-        grad_y = scaled.sum_to_size(ctx.y_shape)
+        grad_y = grad if ctx.alpha == 1 else grad * ctx.alpha
     return grad_x, grad_y
 
 
@@ -41,7 +34,7 @@ class Add(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
-        _record(ctx, x, y, alpha)  # skips the tuple and dict that _setup_context is given
+        ctx.alpha = alpha
         return _add_without_autograd(x, y, alpha)
 
     @staticmethod
