@@ -288,7 +288,7 @@ def test_module_layer(device, dtype, shape):
 
 
 def _calls_of_every_way_in(x, y, out):
-    """Each way into the kernels, once succeeding and once refused by the call rules."""
+    """Each way into the kernels succeeding, then three of them refused by the call rules."""
     wrong_dtype = torch.zeros(4, dtype=torch.float64, device=x.device)
     return [
         lambda: vecadd.add(x, y),
