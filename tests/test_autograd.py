@@ -20,29 +20,32 @@ def test_gradcheck_and_gradgradcheck(device, x_shape, y_shape, alpha):
     assert torch.autograd.gradgradcheck(lambda a, b: vecadd.add(a, b, alpha=alpha), (x, y))
 
 
+@pytest.mark.parametrize("alpha", [1, 3])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
-def test_gradients_match_torch_add(device, dtype):
+def test_gradients_match_torch_add(device, dtype, alpha):
     x1 = make_tensor((5, 7), dtype, device, seed=3).requires_grad_()
     y1 = make_tensor((7,), dtype, device, seed=4).requires_grad_()
     x2 = x1.detach().clone().requires_grad_()
     y2 = y1.detach().clone().requires_grad_()
     grad = make_tensor((5, 7), dtype, device, seed=5)
-    vecadd.add(x1, y1, alpha=3).backward(grad)
-    torch.add(x2, y2, alpha=3).backward(grad)
+    vecadd.add(x1, y1, alpha=alpha).backward(grad)
+    torch.add(x2, y2, alpha=alpha).backward(grad)
     torch.testing.assert_close(x1.grad, x2.grad)
     torch.testing.assert_close(y1.grad, y2.grad)
 
 
-def test_only_the_inputs_that_require_grad_get_one(device):
+@pytest.mark.parametrize(("alpha", "stable_node"), [(1, "AddBackward"), (2, "AddScaledBackward")])
+def test_only_the_inputs_that_require_grad_get_one(device, alpha, stable_node):
     x = make_tensor((3,), torch.float32, device, seed=6).requires_grad_()
     y = make_tensor((3,), torch.float32, device, seed=7)
-    result = vecadd.add(x, y, alpha=2)
+    result = vecadd.add(x, y, alpha=alpha)
     assert result.requires_grad
-    # The native build records its C++ node, the stable one its Python autograd.Function; a
-    # direct torch.ops call in the stable build gets torch.library's generated node.
-    expected = {"native": "vecadd::AddBackward", "stable": "AddBackward"}
+    # The native build records its C++ node, the stable one its Python autograd.Function (one
+    # for alpha = 1, one that keeps alpha); a direct torch.ops call in the stable build gets
+    # torch.library's generated node.
+    expected = {"native": "vecadd::AddBackward", "stable": stable_node}
     assert result.grad_fn.name() == expected[torch_abi()]
-    through_ops = torch.ops.vecadd.add(x, y, alpha=2)
+    through_ops = torch.ops.vecadd.add(x, y, alpha=alpha)
     expected = {
         "native": "vecadd::AddBackward",
         "stable": "GeneratedBackwardFor_vecadd_add_defaultBackward",

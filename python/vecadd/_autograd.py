@@ -10,27 +10,45 @@ def _setup_context(ctx, inputs, keyword_only_inputs, output) -> None:
     ctx.alpha = keyword_only_inputs.get("alpha", 1.0)
 
 
-def _backward(ctx, grad: torch.Tensor):
+def _gradients(needs_input_grad: tuple[bool, ...], grad: torch.Tensor, alpha: float):
     # z = x + alpha * y: dz/dx = 1 and dz/dy = alpha. A gradient of the broadcast shape is
     # summed back to its input's shape by the autograd engine (which records each input's
     # shape), so no shape is saved per call; built from torch ops, so it is differentiable.
-    grad_x = grad if ctx.needs_input_grad[0] else None
+    grad_x = grad if needs_input_grad[0] else None
     grad_y = None
-    if ctx.needs_input_grad[1]:
-        grad_y = grad if ctx.alpha == 1 else grad * ctx.alpha
+    if needs_input_grad[1]:
+        grad_y = grad if alpha == 1 else grad * alpha
     return grad_x, grad_y
+
+
+def _backward(ctx, grad: torch.Tensor):
+    return _gradients(ctx.needs_input_grad, grad, ctx.alpha)
 
 
 torch.library.register_autograd("vecadd::add", _backward, setup_context=_setup_context)
 
 _add_without_autograd = torch.ops.vecadd._add_without_autograd.default
 
+# vecadd.add's own calls get one autograd node around the kernels, without entering
+# vecadd::add's Python autograd kernel and redispatching below it. forward takes ctx itself:
+# a separate setup_context makes apply several times slower (measured in docs/portable.md).
+
 
 class Add(torch.autograd.Function):
-    """The same backward around the kernels, for vecadd.add's own calls: one autograd node
-    (AddBackward), without entering vecadd::add's Python autograd kernel and redispatching
-    below it. forward takes ctx itself: a separate setup_context makes apply several times
-    slower (measured in docs/portable.md)."""
+    """x + y, the common call: no alpha to pass through apply or keep on the node, each of
+    which costs measurable time per call (docs/portable.md)."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return _add_without_autograd(x, y, 1.0)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        return _gradients(ctx.needs_input_grad, grad, 1.0)
+
+
+class AddScaled(torch.autograd.Function):
+    """x + alpha * y for any other alpha, kept on the node for backward."""
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
@@ -39,7 +57,7 @@ class Add(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
-        return (*_backward(ctx, grad), None)
+        return (*_gradients(ctx.needs_input_grad, grad, ctx.alpha), None)
 
 
 # out= is not differentiable (as in the native build): refused when anything requires grad

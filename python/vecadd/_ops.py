@@ -24,9 +24,9 @@ _native_add = native_module.add if native_module is not None else None
 _Tensor = torch.Tensor
 _grad_enabled = torch.is_grad_enabled
 if native_module is None:  # the stable build, whose autograd is Python
-    from ._autograd import Add, refuse_out_with_grad
+    from ._autograd import Add, AddScaled, refuse_out_with_grad
 
-    _apply_with_autograd = Add.apply
+    _apply_unscaled, _apply_scaled = Add.apply, AddScaled.apply
 _EXACT_INTEGER_LIMIT = 2**53  # every integer up to 2^53 is a float, some beyond are not
 # The stable ABI delivers every C++ error as a RuntimeError whose first word is its kind.
 _KINDS = {"TypeError: ": TypeError, "ValueError: ": ValueError}
@@ -123,7 +123,7 @@ def add(
         try:
             if out is None:
                 if (x.requires_grad or y.requires_grad) and _grad_enabled():
-                    return _apply_with_autograd(x, y, alpha)
+                    return _apply_unscaled(x, y) if alpha == 1 else _apply_scaled(x, y, alpha)
                 return _add_without_autograd(x, y, alpha)
             if type(out) is _Tensor:
                 refuse_out_with_grad(x, y, out)
