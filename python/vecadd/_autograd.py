@@ -4,10 +4,15 @@ C++ autograd; the native build records the same backward in C++)."""
 from __future__ import annotations
 
 import torch
+import torch.autograd.forward_ad as _forward_ad
+
+_add_functional = torch.ops.vecadd.add.default
+_functorch_transforms_active = torch._C._are_functorch_transforms_active
 
 
-def _setup_context(ctx, inputs, keyword_only_inputs, output) -> None:
-    ctx.alpha = keyword_only_inputs.get("alpha", 1.0)
+def _has_tangent(tensor: torch.Tensor) -> bool:
+    # _current_level is forward_ad's own record of the innermost dual level (-1: none).
+    return _forward_ad._current_level >= 0 and _forward_ad.unpack_dual(tensor).tangent is not None
 
 
 def _gradients(needs_input_grad: tuple[bool, ...], grad: torch.Tensor, alpha: float):
@@ -21,11 +26,74 @@ def _gradients(needs_input_grad: tuple[bool, ...], grad: torch.Tensor, alpha: fl
     return grad_x, grad_y
 
 
-def _backward(ctx, grad: torch.Tensor):
-    return _gradients(ctx.needs_input_grad, grad, ctx.alpha)
+def _tangent(x_tangent, y_tangent, alpha: float, shape: torch.Size) -> torch.Tensor:
+    # Forward mode: z_t = x_t + alpha * y_t at z's shape, from torch ops (so differentiable).
+    if y_tangent is None:
+        tangent = x_tangent
+    elif x_tangent is None:
+        tangent = y_tangent if alpha == 1 else y_tangent * alpha
+    else:
+        tangent = torch.add(x_tangent, y_tangent, alpha=alpha)
+    return tangent.expand(shape)
 
 
-torch.library.register_autograd("vecadd::add", _backward, setup_context=_setup_context)
+def _add_below_autograd(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
+    # The public op, so that traced graphs hold vecadd::add.
+    with torch._C._AutoDispatchBelowAutograd():
+        return _add_functional(x, y, alpha=alpha)
+
+
+class OperatorAdd(torch.autograd.Function):
+    """torch.ops.vecadd.add's autograd, in reverse and forward mode (register_autograd would
+    drop tangents). forward takes ctx: a separate setup_context makes apply several times
+    slower (docs/portable.md)."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
+        result = _add_below_autograd(x, y, alpha)
+        ctx.alpha, ctx.shape = alpha, result.shape
+        return result
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        return (*_gradients(ctx.needs_input_grad, grad, ctx.alpha), None)
+
+    @staticmethod
+    def jvp(ctx, x_tangent, y_tangent, _alpha_tangent):
+        return _tangent(x_tangent, y_tangent, ctx.alpha, ctx.shape)
+
+
+class AddUnderTransforms(OperatorAdd):
+    """vecadd.add under torch.func transforms, which need forward without ctx, a separate
+    setup_context and a vmap rule."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
+        return _add_below_autograd(x, y, alpha)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        ctx.alpha, ctx.shape = inputs[2], output.shape
+
+
+_OPERATOR_UNDER_TRANSFORMS = (
+    "torch.ops.vecadd.add: the stable build's operator cannot be differentiated under torch.func "
+    "transforms (its autograd is Python inside the dispatcher, where torch.func cannot run an "
+    "autograd.Function: see pytorch/pytorch#170834); expected vecadd.add(x, y), which can, or "
+    "the native build"
+)
+
+
+def _add_autograd(keyset, x, y, *, alpha=1.0):
+    needs_grad = torch.is_grad_enabled() and (x.requires_grad or y.requires_grad)
+    if needs_grad or _has_tangent(x) or _has_tangent(y):
+        if _functorch_transforms_active():
+            raise RuntimeError(_OPERATOR_UNDER_TRANSFORMS)
+        return OperatorAdd.apply(x, y, alpha)
+    return _add_functional.redispatch(keyset & torch._C._after_autograd_keyset, x, y, alpha=alpha)
+
 
 _add_without_autograd = torch.ops.vecadd._add_without_autograd.default
 
@@ -71,6 +139,12 @@ _add_out = torch.ops.vecadd.add.out
 _library = torch.library.Library("vecadd", "IMPL")
 
 
+_OUT_WITH_TANGENT = (
+    "vecadd.add(): out= cannot be used with forward-mode AD (a tangent on x, y or out would not "
+    "flow through out=); expected no out= (call vecadd.add(x, y)) or inputs without tangents"
+)
+
+
 def refuse_out_with_grad(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor) -> None:
     if torch.is_grad_enabled() and (x.requires_grad or y.requires_grad or out.requires_grad):
         raise RuntimeError(_OUT_WITH_GRAD)
@@ -78,8 +152,11 @@ def refuse_out_with_grad(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor) ->
 
 def _add_out_autograd(keyset, x, y, *, alpha=1.0, out):
     refuse_out_with_grad(x, y, out)
+    if _has_tangent(x) or _has_tangent(y) or _has_tangent(out):
+        raise RuntimeError(_OUT_WITH_TANGENT)
     _add_out.redispatch(keyset & torch._C._after_autograd_keyset, x, y, alpha=alpha, out=out)
     torch.autograd.graph.increment_version(out)
 
 
+_library.impl("add", _add_autograd, "Autograd", with_keyset=True)
 _library.impl("add.out", _add_out_autograd, "Autograd", with_keyset=True)

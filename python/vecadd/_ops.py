@@ -9,6 +9,7 @@ float cannot hold exactly).
 from __future__ import annotations
 
 import torch
+import torch.autograd.forward_ad as _forward_ad
 
 from ._library import native_module
 
@@ -24,9 +25,14 @@ _native_add = native_module.add if native_module is not None else None
 _Tensor = torch.Tensor
 _grad_enabled = torch.is_grad_enabled
 if native_module is None:  # the stable build, whose autograd is Python
-    from ._autograd import Add, AddScaled, refuse_out_with_grad
+    from ._autograd import Add, AddScaled, AddUnderTransforms, refuse_out_with_grad
 
     _apply_unscaled, _apply_scaled = Add.apply, AddScaled.apply
+    _apply_under_transforms = AddUnderTransforms.apply
+# Under a torch.func transform or a forward-mode AD level, inputs that require no grad can still
+# need autograd (a wrapped tensor, a tangent). No public API asks whether either is active; these
+# are what torch.autograd.Function.apply and torch.autograd.forward_ad themselves read.
+_functorch_transforms_active = torch._C._are_functorch_transforms_active
 _EXACT_INTEGER_LIMIT = 2**53  # every integer up to 2^53 is a float, some beyond are not
 # The stable ABI delivers every C++ error as a RuntimeError whose first word is its kind.
 _KINDS = {"TypeError: ": TypeError, "ValueError: ": ValueError}
@@ -111,7 +117,8 @@ def add(
     elif (
         # The stable build's lean way for plain tensors and an alpha a float holds exactly
         # (torch converts the int itself): the kernels directly, or one autograd node around
-        # them; each check here costs the per-call time of small tensors (docs/portable.md).
+        # them (under torch.func or forward-mode AD, one that supports them); each check here
+        # costs the per-call time of small tensors (docs/portable.md).
         type(x) is _Tensor
         and type(y) is _Tensor
         and (
@@ -121,11 +128,14 @@ def add(
         and not _is_compiling()
     ):
         try:
-            if out is None:
+            if _functorch_transforms_active() or _forward_ad._current_level >= 0:
+                if out is None:
+                    return _apply_under_transforms(x, y, alpha)
+            elif out is None:
                 if (x.requires_grad or y.requires_grad) and _grad_enabled():
                     return _apply_unscaled(x, y) if alpha == 1 else _apply_scaled(x, y, alpha)
                 return _add_without_autograd(x, y, alpha)
-            if type(out) is _Tensor:
+            elif type(out) is _Tensor:
                 refuse_out_with_grad(x, y, out)
                 _add_out_without_autograd(x, y, alpha, out)
                 _increment_version(out)  # as add.out's autograd kernel does

@@ -56,6 +56,30 @@ auto make_node() {
   }
 }
 
+// Forward mode: the tangent of z = x + alpha * y is x_t + alpha * y_t, broadcast to z's shape,
+// built from torch ops so that it is itself differentiable (jvp of a gradient, hessians).
+void set_tangent(const at::Tensor& x, const at::Tensor& y, double alpha, at::Tensor& result) {
+  const at::Tensor& x_tangent = x._fw_grad(/*level=*/0);
+  const at::Tensor& y_tangent = y._fw_grad(/*level=*/0);
+  if (!x_tangent.defined() && !y_tangent.defined()) {
+    return;
+  }
+  at::Tensor tangent;
+  if (!y_tangent.defined()) {
+    tangent = x_tangent;
+  } else if (!x_tangent.defined()) {
+    tangent = alpha == 1 ? y_tangent : y_tangent.mul(alpha);
+  } else {
+    tangent = x_tangent.add(y_tangent, alpha);
+  }
+  result._set_fw_grad(tangent.expand_symint(result.sym_sizes()), /*level=*/0,
+                      /*is_inplace_op=*/false);
+}
+
+bool has_tangent(const at::Tensor& tensor) {
+  return tensor._fw_grad(/*level=*/0).defined();
+}
+
 }  // namespace
 
 at::Tensor add_autograd(const at::Tensor& x, const at::Tensor& y, double alpha) {
@@ -73,6 +97,7 @@ at::Tensor add_autograd(const at::Tensor& x, const at::Tensor& y, double alpha) 
     node->y_sizes = y.sym_sizes().vec();
     torch::autograd::set_history(result, node);
   }
+  set_tangent(x, y, alpha, result);
   return result;
 }
 
@@ -83,6 +108,10 @@ void add_out_autograd(const at::Tensor& x, const at::Tensor& y, double alpha, at
               ": out= cannot be used when x, y or out requires grad (autograd does not "
               "flow through out=); expected no out= (call vecadd.add(x, y)) or a call inside "
               "torch.no_grad()");
+  TORCH_CHECK(!(has_tangent(x) || has_tangent(y) || has_tangent(out)), binding::kOp,
+              ": out= cannot be used with forward-mode AD (a tangent on x, y or out would not "
+              "flow through out=); expected no out= (call vecadd.add(x, y)) or inputs without "
+              "tangents");
   {
     const at::AutoDispatchBelowADInplaceOrView below_autograd;
     add_out_operator().call(x, y, alpha, out);
