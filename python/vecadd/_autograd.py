@@ -81,8 +81,8 @@ class AddUnderTransforms(OperatorAdd):
 _OPERATOR_UNDER_TRANSFORMS = (
     "torch.ops.vecadd.add: the stable build's operator cannot be differentiated under torch.func "
     "transforms (its autograd is Python inside the dispatcher, where torch.func cannot run an "
-    "autograd.Function: see pytorch/pytorch#170834); expected vecadd.add(x, y), which can, or "
-    "the native build"
+    "autograd.Function: see pytorch/pytorch#170834); expected vecadd.add(x, y) on plain tensors "
+    "with a Python int or float alpha, which can, or the native build"
 )
 
 
