@@ -1,8 +1,7 @@
 """Per-call cost of each way into the installed vecadd build, on 16-element CUDA tensors.
 
-    python lab/call_parts.py [--short]
+    python lab/call_parts.py
 
---short times only torch.add, vecadd.add and (without grad) the kernels' op overload.
 Each way in is timed over 20,000 calls per round, rounds interleaved (vecadd/_bench_timing.py),
 and printed as the median of its paired per-round ratios to torch.add (below 1: cheaper).
 torch.ops.aten.add.Tensor is torch's own add through the Python path every torch.ops operator
@@ -12,7 +11,6 @@ takes, the floor for vecadd's ops reached that way.
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 
 import torch
@@ -75,15 +73,10 @@ def ways_in(requires_grad: bool) -> dict:
     return ways
 
 
-SHORT = ("torch.add", "vecadd.add", "vecadd._add_without_autograd")
-
-
 def main() -> None:
     print(vecadd.build_info()["torch_abi"], torch.__version__)
     for requires_grad in (False, True):
         ways = ways_in(requires_grad)
-        if "--short" in sys.argv[1:]:
-            ways = {name: way for name, way in ways.items() if name in SHORT}
         samples = interleaved_samples(list(ways.values()), per_call_us, ROUNDS)
         print(f"\nrequires_grad={requires_grad}")
         for name, times in zip(ways, samples, strict=True):

@@ -7,11 +7,14 @@ import torch
 import torch.autograd.forward_ad as _forward_ad
 
 _add_functional = torch.ops.vecadd.add.default
-_functorch_transforms_active = torch._C._are_functorch_transforms_active
+# Under a torch.func transform or a forward-mode AD level, inputs that require no grad can still
+# need autograd (a wrapped tensor, a tangent). No public API asks whether either is active; these
+# are what torch.autograd.Function.apply and torch.autograd.forward_ad themselves read:
+# functorch_transforms_active() and forward_ad._current_level (the innermost dual level, -1: none).
+functorch_transforms_active = torch._C._are_functorch_transforms_active
 
 
 def _has_tangent(tensor: torch.Tensor) -> bool:
-    # _current_level is forward_ad's own record of the innermost dual level (-1: none).
     return _forward_ad._current_level >= 0 and _forward_ad.unpack_dual(tensor).tangent is not None
 
 
@@ -43,10 +46,11 @@ def _add_below_autograd(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch
         return _add_functional(x, y, alpha=alpha)
 
 
+# Each Function's forward takes ctx itself where torch.func does not need otherwise: a separate
+# setup_context makes apply several times slower (measured in docs/portable.md).
 class OperatorAdd(torch.autograd.Function):
     """torch.ops.vecadd.add's autograd, in reverse and forward mode (register_autograd would
-    drop tangents). forward takes ctx: a separate setup_context makes apply several times
-    slower (docs/portable.md)."""
+    drop tangents)."""
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
@@ -89,7 +93,7 @@ _OPERATOR_UNDER_TRANSFORMS = (
 def _add_autograd(keyset, x, y, *, alpha=1.0):
     needs_grad = torch.is_grad_enabled() and (x.requires_grad or y.requires_grad)
     if needs_grad or _has_tangent(x) or _has_tangent(y):
-        if _functorch_transforms_active():
+        if functorch_transforms_active():
             raise RuntimeError(_OPERATOR_UNDER_TRANSFORMS)
         return OperatorAdd.apply(x, y, alpha)
     return _add_functional.redispatch(keyset & torch._C._after_autograd_keyset, x, y, alpha=alpha)
@@ -98,8 +102,7 @@ def _add_autograd(keyset, x, y, *, alpha=1.0):
 _add_without_autograd = torch.ops.vecadd._add_without_autograd.default
 
 # vecadd.add's own calls get one autograd node around the kernels, without entering
-# vecadd::add's Python autograd kernel and redispatching below it. forward takes ctx itself:
-# a separate setup_context makes apply several times slower (measured in docs/portable.md).
+# vecadd::add's Python autograd kernel and redispatching below it.
 
 
 class Add(torch.autograd.Function):

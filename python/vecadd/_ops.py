@@ -25,14 +25,16 @@ _native_add = native_module.add if native_module is not None else None
 _Tensor = torch.Tensor
 _grad_enabled = torch.is_grad_enabled
 if native_module is None:  # the stable build, whose autograd is Python
-    from ._autograd import Add, AddScaled, AddUnderTransforms, refuse_out_with_grad
+    from ._autograd import (
+        Add,
+        AddScaled,
+        AddUnderTransforms,
+        functorch_transforms_active,
+        refuse_out_with_grad,
+    )
 
     _apply_unscaled, _apply_scaled = Add.apply, AddScaled.apply
     _apply_under_transforms = AddUnderTransforms.apply
-# Under a torch.func transform or a forward-mode AD level, inputs that require no grad can still
-# need autograd (a wrapped tensor, a tangent). No public API asks whether either is active; these
-# are what torch.autograd.Function.apply and torch.autograd.forward_ad themselves read.
-_functorch_transforms_active = torch._C._are_functorch_transforms_active
 _EXACT_INTEGER_LIMIT = 2**53  # every integer up to 2^53 is a float, some beyond are not
 # The stable ABI delivers every C++ error as a RuntimeError whose first word is its kind.
 _KINDS = {"TypeError: ": TypeError, "ValueError: ": ValueError}
@@ -128,7 +130,8 @@ def add(
         and not _is_compiling()
     ):
         try:
-            if _functorch_transforms_active() or _forward_ad._current_level >= 0:
+            # why each of these may need autograd: vecadd/_autograd.py
+            if functorch_transforms_active() or _forward_ad._current_level >= 0:
                 if out is None:
                     return _apply_under_transforms(x, y, alpha)
             elif out is None:
