@@ -99,7 +99,14 @@ def _add_autograd(keyset, x, y, *, alpha=1.0):
     return _add_functional.redispatch(keyset & torch._C._after_autograd_keyset, x, y, alpha=alpha)
 
 
-_add_without_autograd = torch.ops.vecadd._add_without_autograd.default
+def _direct_entry(overload: torch._ops.OpOverload):
+    # The C++ callable an OpOverload's __call__ forwards to, without that Python frame: a
+    # measurable share of a call on small tensors (docs/portable.md); the overload where absent.
+    return getattr(overload, "_op", overload)
+
+
+add_without_autograd = _direct_entry(torch.ops.vecadd._add_without_autograd.default)
+add_out_without_autograd = _direct_entry(torch.ops.vecadd._add_out_without_autograd.default)
 
 # vecadd.add's own calls get one autograd node around the kernels, without entering
 # vecadd::add's Python autograd kernel and redispatching below it.
@@ -111,7 +118,7 @@ class Add(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return _add_without_autograd(x, y, 1.0)
+        return add_without_autograd(x, y, 1.0)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
@@ -124,7 +131,7 @@ class AddScaled(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
         ctx.alpha = alpha
-        return _add_without_autograd(x, y, alpha)
+        return add_without_autograd(x, y, alpha)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):

@@ -14,8 +14,6 @@ import torch.autograd.forward_ad as _forward_ad
 from ._library import native_module
 
 _add_functional = torch.ops.vecadd.add.default
-_add_without_autograd = torch.ops.vecadd._add_without_autograd.default
-_add_out_without_autograd = torch.ops.vecadd._add_out_without_autograd.default
 _increment_version = torch.autograd.graph.increment_version
 _add_out = torch.ops.vecadd.add.out
 # Not is_dynamo_compiling, one call cheaper: torch.export's non-strict tracing passes a
@@ -29,6 +27,8 @@ if native_module is None:  # the stable build, whose autograd is Python
         Add,
         AddScaled,
         AddUnderTransforms,
+        add_out_without_autograd,
+        add_without_autograd,
         functorch_transforms_active,
         refuse_out_with_grad,
     )
@@ -137,10 +137,10 @@ def add(
             elif out is None:
                 if (x.requires_grad or y.requires_grad) and _grad_enabled():
                     return _apply_unscaled(x, y) if alpha == 1 else _apply_scaled(x, y, alpha)
-                return _add_without_autograd(x, y, alpha)
+                return add_without_autograd(x, y, alpha)
             elif type(out) is _Tensor:
                 refuse_out_with_grad(x, y, out)
-                _add_out_without_autograd(x, y, alpha, out)
+                add_out_without_autograd(x, y, alpha, out)
                 _increment_version(out)  # as add.out's autograd kernel does
                 return out
         except NotImplementedError:
