@@ -100,7 +100,7 @@ def add(
     x: torch.Tensor,
     y: torch.Tensor,
     *,
-    alpha: float | int = 1,
+    alpha: float | int = 1.0,  # a float, as the schema takes it: the cheapest to pass on
     out: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Return ``x + alpha * y``, broadcasting ``x`` and ``y`` like :func:`torch.add`.
@@ -124,8 +124,8 @@ def add(
         type(x) is _Tensor
         and type(y) is _Tensor
         and (
-            (type(alpha) is int and -_EXACT_INTEGER_LIMIT <= alpha <= _EXACT_INTEGER_LIMIT)
-            or type(alpha) is float
+            type(alpha) is float
+            or (type(alpha) is int and -_EXACT_INTEGER_LIMIT <= alpha <= _EXACT_INTEGER_LIMIT)
         )
         and not _is_compiling()
     ):
