@@ -5,6 +5,7 @@
     docs        packaging/check_docs.py: README and docs tables against the data, links
     downstream  examples/downstream built against an installed vecadd, and its tests
     wheels      a rehearsal of .github/workflows/wheels.yml on this machine (docs/wheels.md)
+    verify      a built wheel under each torch of the wheel matrix (the workflow's verify job)
 
 `pip install nox` first (Python 3.11+). Environments live under build/nox/.
 """
@@ -18,6 +19,8 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 import time
 import venv
 import zipfile
@@ -36,13 +39,20 @@ nox.options.sessions = ["lint", "docs", "tests"]
 ROOT = Path(__file__).resolve().parent
 PACKAGING = ROOT / "packaging"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+sys.path.insert(0, str(PACKAGING))  # the release's own helpers: one home for the steps
+import wheel_matrix  # noqa: E402
+from wheel_matrix import index_url, parse_torch_build  # noqa: E402
 
-# torch wheels the rehearsal builds against and tests under: the CUDA 13.0 build of torch
-# 2.14.1 (PyPI's default) and a CPU-only torch 2.13.0 (this machine's disk has one). The
-# portable (stable-ABI) wheels are built against the newer and tested under the older.
-CUDA_TORCH = "2.14.1"
+BUILDS = wheel_matrix.load_builds()
+
+MATRIX = json.loads((ROOT / ".github" / "wheel-matrix.json").read_text())
+# The torch the rehearsal builds against (the wheel matrix's: PyPI's CUDA 13.0 build of 2.14.1)
+# and a CPU-only torch it tests under (2.13.0: the development machines' disk has one).
+BUILD_TORCH = MATRIX["build_torch"]
 CPU_TORCH = "2.13.0"
 REHEARSAL_ARCHS = "90"  # short, to keep the rehearsal quick; the workflow builds the default
+# What the CPU test suite needs beside torch in a verification environment.
+TEST_TOOLS = ("pytest>=7", "pytest-xdist>=3", "hypothesis>=6", "numpy", "expecttest")
 CXX_SOURCES = (
     "src/**/*.h",
     "src/**/*.cpp",
@@ -64,6 +74,18 @@ CHECK_TOOLS = (
     "nvidia-cuda-cuobjdump",
     "build",
 )
+
+
+def nvcc_version(nvcc: str, system_root: Path | None = None) -> str:
+    """'13.0': the toolkit release of a CUDA compiler (run inside `system_root` if given)."""
+    command = (
+        [nvcc, "--version"] if system_root is None else ["chroot", system_root, nvcc, "--version"]
+    )
+    banner = subprocess.run(list(map(str, command)), capture_output=True, text=True).stdout
+    match = re.search(r"release (\d+\.\d+)", banner)
+    if match is None:
+        raise RuntimeError(f"{nvcc} --version says no release: {banner!r}")
+    return match.group(1)
 
 
 def build_tools() -> list[str]:
@@ -89,14 +111,16 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff check, ruff format --check and clang-format --dry-run over the sources."""
-    session.install("ruff", "clang-format")
+    """ruff check, ruff format --check and clang-format --dry-run over the sources; zizmor
+    (offline: pinned actions, no persisted credentials, least permissions) over the workflows."""
+    session.install("ruff", "clang-format", "zizmor")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     sources = sorted({p.relative_to(ROOT).as_posix() for g in CXX_SOURCES for p in ROOT.glob(g)})
     if not sources:
         session.error(f"no C++ sources match {CXX_SOURCES}")
     session.run("clang-format", "--dry-run", "--Werror", *sources)
+    session.run("zizmor", "--offline", "--min-severity", "informational", ".github/workflows")
 
 
 @nox.session
@@ -296,7 +320,31 @@ class Rehearsal:
             self.build_pythons[torch] = python
         return self.build_pythons[torch]
 
-    def build_wheel(self, name: str, torch: str, label: str, env: dict[str, str]) -> WheelResult:
+    def build_cuda_library(
+        self, name: str, torch: str, nvcc: str, system_root: Path | None
+    ) -> Path:
+        """A CUDA library built alone by packaging/build_cuda_library.py, as the workflow builds
+        its older toolkits' (here, optionally, in another system's root); its install prefix."""
+        python = self.build_environment(name, torch)
+        prefix = self.work / "cuda-libraries"
+        shutil.rmtree(prefix, ignore_errors=True)
+        command = [python, PACKAGING / "build_cuda_library.py", "--nvcc", nvcc, "--prefix", prefix]
+        command += ["--build-dir", self.work / "build" / f"{name}-alone"]
+        if system_root is not None:
+            command += ["--system-root", system_root, "--host-compiler", "g++-12"]
+        self.run(f"{name}: the CUDA library of {nvcc}, built alone", command)
+        return prefix
+
+    def build_wheel(
+        self,
+        name: str,
+        torch: str,
+        label: str,
+        env: dict[str, str],
+        cuda: Sequence[str] = (),
+    ) -> WheelResult:
+        """Builds, rebuilds, repairs and checks a wheel; `cuda` lists check_wheel.py's --cuda
+        values for the CUDA libraries it must hold."""
         result = WheelResult(name)
         version = self.packaging(f"{name}: version", "wheel_version.py", "--label", label).strip()
         python = self.build_environment(name, torch)
@@ -334,58 +382,75 @@ class Rehearsal:
         result.wheel, result.size = repaired, repaired.stat().st_size
         self.run(f"{name}: check-wheel-contents", [self.tools / "check-wheel-contents", repaired])
         self.run(f"{name}: twine check", [self.tools / "twine", "check", "--strict", repaired])
-        archs = REHEARSAL_ARCHS if env.get("VECADD_CUDA") == "ON" else ""
         abi = env["VECADD_TORCH_ABI"]
+        cuda_options = [f"--cuda={c}" for c in cuda] or ["--cuda=none"]
         self.packaging(
-            f"{name}: {abi} build, version {version}, tag, torch requirement, architectures "
-            f"{archs or 'none'} (fatbin reader and cuobjdump)",
+            f"{name}: {abi} build, version {version}, tag, torch requirement, CUDA libraries "
+            f"{', '.join(cuda) or 'none'} (fatbin reader and cuobjdump)",
             "check_wheel.py",
-            *(repaired, "--abi", abi, "--version", version, "--torch", torch, "--archs", archs),
+            *(repaired, "--abi", abi, "--version", version, "--torch", torch, *cuda_options),
         )
         self.wheels.append(result)
         return result
 
-    def test_wheel(self, name: str, wheel: Path, torch: str, *, suite: bool = True) -> Path:
-        """Installs the wheel beside torch `torch` in a fresh environment, checks that pip kept
-        that torch, and runs `vecadd check` and (with `suite`) the CPU test suite there."""
-        python = self.fresh_venv(f"test-{name}")
+    def torch_environment(self, build: str, configured_index: bool) -> Path:
+        """A cached environment with torch build `build` (VERSION:CUDA) and the test tools,
+        made once: each CUDA torch brings gigabytes of NVIDIA libraries."""
+        version, cuda = parse_torch_build(build)
+        path = self.work / "torches" / f"{version}-{cuda}"
+        python = path / "bin" / "python"
+        if python.exists():
+            return python
+        shutil.rmtree(path, ignore_errors=True)
+        venv.EnvBuilder(with_pip=True).create(path)
+        index = [] if configured_index else ["--index-url", index_url(BUILDS, version, cuda)]
         self.pip(
-            python, f"{name}: test environment (torch)", *QUIET_TORCH_INSTALL, f"torch=={torch}"
+            python, f"torch {build}: environment", *QUIET_TORCH_INSTALL, f"torch=={version}", *index
         )
-        self.pip(python, f"{name}: install the wheel", "install", "--quiet", f"{wheel}[test]")
-        self.torch_kept(python, name, torch)
+        self.pip(python, f"torch {build}: test tools", "install", "--quiet", *TEST_TOOLS)
+        return python
+
+    def packages(self, python: Path, name: str) -> list[str]:
+        frozen = self.pip(python, name, "list", "--format=freeze", "--exclude", "vecadd")
+        return sorted(line for line in frozen.splitlines() if "==" in line)
+
+    def verify_wheel(
+        self, name: str, wheel: Path, build: str, *, configured_index: bool, suite: bool = True
+    ) -> Path:
+        """The wheel beside torch build `build`: pip installs it, with its dependencies, and
+        changes nothing else; it imports without a warning, loads the CUDA library of torch's
+        CUDA major (none under a CPU-only torch) on torch's own runtime, passes vecadd check
+        and (with `suite`) the CPU test suite."""
+        python = self.torch_environment(build, configured_index)
+        before = self.packages(python, f"{name}: packages before")
+        self.pip(python, f"{name}: pip install the wheel", "install", "--quiet", wheel)
+        after = self.packages(python, f"{name}: packages after")
+        changed = sorted(set(before) ^ set(after))
+        self.check(f"{name}: pip install changed no other package", changed)
+        self.pip(
+            python,
+            f"{name}: the wheel, fresh",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--force-reinstall",
+            wheel,
+        )
+        shown = self.run(
+            f"{name}: no warning, torch's CUDA library and runtime (check_installed.py)",
+            [python, PACKAGING / "check_installed.py"],
+            cwd=self.work,
+        )
+        self.session.log("  " + shown.strip().splitlines()[-1])
         self.run(
             f"{name}: python -m vecadd check", [python, "-m", "vecadd", "check"], cwd=self.work
         )
-        self.run(f"{name}: python -m vecadd info", [python, "-m", "vecadd", "info"], cwd=self.work)
-        if not suite:
-            return python
-        tests = [
-            python,
-            "-m",
-            "pytest",
-            ROOT / "tests",
-            "-m",
-            "not build",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            *("-n", "auto"),  # a worker per core: the suite's CPU tests are independent
-        ]
-        ran = self.run(f"{name}: tests -m 'not build'", tests, cwd=self.work)
-        self.session.log("  " + ran.strip().splitlines()[-1])
+        if suite:
+            tests = [python, "-m", "pytest", ROOT / "tests", "-m", "not build", "-q"]
+            tests += ["-p", "no:cacheprovider", "-n", "auto"]  # independent CPU tests
+            ran = self.run(f"{name}: tests -m 'not build'", tests, cwd=self.work)
+            self.session.log("  " + ran.strip().splitlines()[-1])
         return python
-
-    def torch_kept(self, python: Path, name: str, torch: str) -> None:
-        found = self.run(
-            f"{name}: torch is still {torch}",
-            [python, "-c", "import torch; print(torch.__version__)"],
-            cwd=self.work,
-        ).splitlines()[-1]  # after any warning torch prints on import
-        self.check(
-            f"{name}: pip left torch {torch} in place",
-            [] if found.split("+")[0] == torch else [f"torch {found} is installed"],
-        )
 
     def naive_install(self) -> None:
         """What a new user does: `pip install .` with build isolation, into an environment
@@ -402,15 +467,21 @@ class Rehearsal:
             *("install", "--quiet", ROOT),
             env={"PATH": path, "VECADD_CUDA": None, "VECADD_TORCH_ABI": None, "CMAKE_ARGS": None},
         )
-        self.torch_kept(python, "naive", CPU_TORCH)
+        found = self.run(
+            "naive: torch version",
+            [python, "-c", "import torch; print(torch.__version__)"],
+            cwd=self.work,
+        ).splitlines()[-1]  # after any warning torch prints on import
+        kept = found.split("+")[0] == CPU_TORCH
+        self.check(f"naive: pip left torch {CPU_TORCH} in place", [] if kept else [found])
         self.run("naive: python -m vecadd check", [python, "-m", "vecadd", "check"], cwd=self.work)
 
     def mismatch(self, native_wheel: Path, python_other: Path) -> None:
         """The native torch 2.13 wheel in an environment that keeps torch 2.14."""
         refused = self.pip(
             python_other,
-            f"native torch {CPU_TORCH} wheel with torch=={CUDA_TORCH} is refused by pip's resolver",
-            *("install", native_wheel, f"torch=={CUDA_TORCH}"),
+            f"native {CPU_TORCH} wheel with torch=={BUILD_TORCH} is refused by pip's resolver",
+            *("install", native_wheel, f"torch=={BUILD_TORCH}"),
             expect_failure=True,
         )
         named = "conflicting dependencies" in refused or "ResolutionImpossible" in refused
@@ -425,7 +496,7 @@ class Rehearsal:
             native_wheel,
         )
         imported = self.run(
-            f"import vecadd under torch {CUDA_TORCH} fails",
+            f"import vecadd under torch {BUILD_TORCH} fails",
             [python_other, "-c", "import vecadd"],
             cwd=self.work,
             expect_failure=True,
@@ -456,17 +527,23 @@ class Rehearsal:
 @nox.session
 def wheels(session: nox.Session) -> None:
     """Everything the wheel workflow does that needs no container: checks of the configuration
-    and workflows, the sdist; a portable CUDA wheel (torch 2.14.1, nvcc on PATH), a portable
-    CPU-only wheel built against torch 2.14.1 and tested under torch 2.13.0, and a native
-    CPU-only wheel (torch 2.13.0), each built clean and rebuilt, repaired, inspected, installed
-    into a fresh environment and checked; the native wheel's torch-mismatch refusal; and a
-    naive `pip install .` with build isolation beside torch 2.13. Arguments: [--work-dir DIR]
-    [--skip-cuda]."""
+    and workflows, the sdist; the portable wheel (built against the matrix's torch, with the CUDA
+    library of the nvcc on PATH and, given --cuda12-root, the CUDA 12 library built alone in
+    that system root) and a native CPU-only wheel (torch 2.13.0), each built clean and rebuilt,
+    repaired and inspected; the portable wheel verified under torch 2.13.0 (CPU-only: the CPU
+    suite) and the build's torch, the native one under 2.13.0 and refused under the other; and
+    a naive `pip install .` with build isolation beside torch 2.13. Arguments: [--work-dir DIR]
+    [--cuda12-root DIR] [--skip-cuda]."""
     parser = argparse.ArgumentParser(prog="nox -s wheels --")
     parser.add_argument(
         "--work-dir", type=Path, help="scratch folder, reused (default: under build/nox)"
     )
-    parser.add_argument("--skip-cuda", action="store_true", help="build only the CPU-only wheel")
+    parser.add_argument(
+        "--cuda12-root",
+        type=Path,
+        help="a system root whose /usr/bin/nvcc is CUDA 12 (docs/wheels.md: a Debian trixie root)",
+    )
+    parser.add_argument("--skip-cuda", action="store_true", help="build no CUDA library")
     args = parser.parse_args(session.posargs)
     work = (args.work_dir or Path(session.create_tmp()) / "rehearsal").resolve()
     (work / "logs").mkdir(parents=True, exist_ok=True)
@@ -483,28 +560,53 @@ def wheels(session: nox.Session) -> None:
         )
         rehearsal.static_checks(rows["include"])
         rehearsal.sdist()
-        stable = {"VECADD_TORCH_ABI": "stable"}
-        python_newer = None
+        portable_env = {"VECADD_TORCH_ABI": "stable", "VECADD_CUDA": "OFF"}
+        cuda = []
         if not args.skip_cuda:
             if shutil.which("nvcc") is None:
-                raise StepFailed("nvcc is not on PATH (use --skip-cuda for the CPU wheels only)")
-            # CUDA 13.0 is the default cell: no label, as on PyPI. No GPU here: the CUDA
-            # wheel is checked and loaded; its suite runs on a GPU (docs/portable.md).
-            cuda_env = {
-                **stable,
+                raise StepFailed("nvcc is not on PATH (use --skip-cuda for no CUDA library)")
+            # The toolkit on PATH builds its library for a short list; a CUDA 12 one, its default.
+            portable_env = {
+                "VECADD_TORCH_ABI": "stable",
                 "VECADD_CUDA": "ON",
                 "CMAKE_ARGS": f"-DCMAKE_CUDA_ARCHITECTURES={REHEARSAL_ARCHS}",
             }
-            cuda_wheel = rehearsal.build_wheel("cu130", CUDA_TORCH, "", cuda_env).wheel
-            python_newer = rehearsal.test_wheel("cu130", cuda_wheel, CUDA_TORCH, suite=False)
-        # The portable proof: built against torch 2.14, the suite under torch 2.13.
-        portable = rehearsal.build_wheel("cpu", CUDA_TORCH, "cpu", {**stable, "VECADD_CUDA": "OFF"})
-        rehearsal.test_wheel("cpu", portable.wheel, CPU_TORCH)
+            cuda = [f"{nvcc_version(shutil.which('nvcc'))}={REHEARSAL_ARCHS}"]
+            if args.cuda12_root is not None:
+                nvcc = "/usr/bin/nvcc"
+                prefix = rehearsal.build_cuda_library(
+                    "portable", BUILD_TORCH, nvcc, args.cuda12_root.resolve()
+                )
+                portable_env["VECADD_CUDA_LIBRARIES"] = str(prefix)
+                cuda.append(nvcc_version(nvcc, args.cuda12_root.resolve()))
+        # One version for every wheel of a release: no local label.
+        portable = rehearsal.build_wheel("portable", BUILD_TORCH, "", portable_env, cuda)
+        # The portable proof: built against the matrix's torch, the suite under a CPU-only 2.13.
+        rehearsal.verify_wheel(
+            "portable under CPU torch", portable.wheel, f"{CPU_TORCH}:cpu", configured_index=True
+        )
+        python_newer = rehearsal.verify_wheel(
+            "portable under the build's torch",
+            portable.wheel,
+            f"{BUILD_TORCH}:{wheel_matrix.pypi_cuda(BUILDS, BUILD_TORCH)}",
+            configured_index=True,
+            suite=False,
+        )
         native_env = {"VECADD_TORCH_ABI": "native", "VECADD_CUDA": "OFF"}
         native = rehearsal.build_wheel("native-cpu", CPU_TORCH, "cpu", native_env)
-        rehearsal.test_wheel("native-cpu", native.wheel, CPU_TORCH)
-        if python_newer is not None:
-            rehearsal.mismatch(native.wheel, python_newer)
+        python = rehearsal.fresh_venv("native-cpu")
+        rehearsal.pip(python, "native: torch", *QUIET_TORCH_INSTALL, f"torch=={CPU_TORCH}")
+        rehearsal.pip(python, "native: test tools", "install", "--quiet", *TEST_TOOLS)
+        rehearsal.pip(python, "native: install the wheel", "install", "--quiet", native.wheel)
+        rehearsal.run("native: python -m vecadd check", [python, "-m", "vecadd", "check"], cwd=work)
+        tests = [python, "-m", "pytest", ROOT / "tests", "-m", "not build", "-q"]
+        ran = rehearsal.run(
+            "native: tests -m 'not build'",
+            [*tests, "-p", "no:cacheprovider", "-n", "auto"],
+            cwd=work,
+        )
+        session.log("  " + ran.strip().splitlines()[-1])
+        rehearsal.mismatch(native.wheel, python_newer)
         rehearsal.naive_install()
     except StepFailed as error:
         failure = str(error)
@@ -512,3 +614,64 @@ def wheels(session: nox.Session) -> None:
     session.log(f"logs under {work / 'logs'}, wheels under {work / 'dist' / 'wheelhouse'}")
     if failure:
         session.error(f"wheel rehearsal failed at: {failure}")
+
+
+@nox.session
+def verify(session: nox.Session) -> None:
+    """A built wheel as a user gets it: check_wheel.py (name, tag, torch requirement, a CUDA
+    library per toolkit of the matrix with its default architectures), then, beside each torch
+    of the matrix (or --torch VERSION:CUDA ...), in cached environments: pip installs it and
+    changes nothing else, it imports without a warning, loads the CUDA library of torch's CUDA
+    major (none under a CPU-only torch) on torch's own runtime, and passes vecadd check and the
+    CPU test suite. The workflow's verify job runs it. Arguments: WHEEL [--version V]
+    [--torch VERSION:CUDA ...] [--cuda TOOLKIT[=LIST] ...] [--configured-index] [--work-dir DIR]."""
+    parser = argparse.ArgumentParser(prog="nox -s verify --")
+    parser.add_argument("wheel", type=Path)
+    parser.add_argument("--version", help="its version (default: pyproject.toml's)")
+    parser.add_argument(
+        "--torch",
+        action="append",
+        metavar="VERSION:CUDA",
+        help="a torch build to test under (default: the matrix's for this platform)",
+    )
+    parser.add_argument(
+        "--cuda",
+        action="append",
+        metavar="TOOLKIT[=LIST]",
+        help="check_wheel.py's --cuda (default: the matrix's toolkits, default lists)",
+    )
+    parser.add_argument(
+        "--configured-index",
+        action="store_true",
+        help="install torch from pip's configured sources, not the index the table names",
+    )
+    parser.add_argument("--work-dir", type=Path, help="default: build/nox/verify-work")
+    args = parser.parse_args(session.posargs)
+    work = (args.work_dir or ROOT / "build" / "nox" / "verify-work").resolve()
+    (work / "logs").mkdir(parents=True, exist_ok=True)
+    session.install("cmake", "nvidia-cuda-cuobjdump")
+    rehearsal = Rehearsal(session, work)
+    version = args.version or wheel_matrix.project_settings()["version"]
+    builds = args.torch or [f"{e['torch']}:{e['cuda']}" for e in MATRIX["test_torch"]]
+    cuda = args.cuda or MATRIX["cuda_libraries"]
+    started = time.monotonic()
+    failure = None
+    try:
+        rehearsal.packaging(
+            "the wheel's name, tag, requirement and CUDA libraries",
+            "check_wheel.py",
+            *(args.wheel.resolve(), "--abi", "stable", "--version", version),
+            *("--torch", BUILD_TORCH, *(f"--cuda={c}" for c in cuda)),
+        )
+        for build in builds:
+            rehearsal.verify_wheel(
+                f"torch {build}",
+                args.wheel.resolve(),
+                build,
+                configured_index=args.configured_index,
+            )
+    except StepFailed as error:
+        failure = str(error)
+    rehearsal.summary(time.monotonic() - started, failure)
+    if failure:
+        session.error(f"verification failed at: {failure}")

@@ -1,13 +1,16 @@
 # The two builds of vecadd's torch operators over the same kernels and call rules (src/binding):
-# each function defines `target` and leaves installing it to the caller.
+# each function defines its targets and leaves installing them to the caller.
 
 set(VECADD_BINDING_SOURCES "${PROJECT_SOURCE_DIR}/src/binding/call_rules.cpp")
 
-# The LibTorch stable ABI: a plain shared library (no Python module; vecadd's Python face
-# loads it with torch.ops.load_library), compiled against torch's header-only and stable
-# headers with TORCH_TARGET_VERSION at the stable minimum, so that no newer shim is reachable,
-# and linked to the torch libraries that export the shims. torch's CMake package is not used.
-function(vecadd_add_stable_operators target)
+# The LibTorch stable ABI: plain shared libraries (no Python module; vecadd's Python face loads
+# them with torch.ops.load_library), compiled against torch's header-only and stable headers
+# with TORCH_TARGET_VERSION at the stable minimum, so that no newer shim is reachable, and
+# linked to the torch libraries that export the shims. torch's CMake package is not used.
+# `target` registers the CPU kernels (libvecadd_stable_ops.so, loads under every torch); with
+# CUDA, `cuda_target` registers the CUDA kernels (cudaN/libvecadd_stable_ops_cuda.so, loaded
+# only under a torch of that CUDA major, since it links libtorch_cuda and that CUDA runtime).
+function(vecadd_add_stable_operators target cuda_target)
   execute_process(
     COMMAND "${Python_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/packaging/torch_pin.py" --stable-minimum
     OUTPUT_VARIABLE _minimum OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
@@ -20,36 +23,49 @@ function(vecadd_add_stable_operators target)
   endif()
   # TORCH_TARGET_VERSION packs major and minor into the top two bytes.
   math(EXPR _target_version "(${_major} << 56) | (${_minor} << 48)" OUTPUT_FORMAT HEXADECIMAL)
-
-  add_library(${target} MODULE ${VECADD_BINDING_SOURCES}
-    "${PROJECT_SOURCE_DIR}/src/stable/stable_api.cpp"
-    "${PROJECT_SOURCE_DIR}/src/stable/registration.cpp")
-  set_target_properties(${target} PROPERTIES
-    OUTPUT_NAME vecadd_stable_ops
-    PREFIX lib
-    CXX_STANDARD 17
-    CXX_STANDARD_REQUIRED ON
-    CXX_EXTENSIONS OFF
-    CXX_VISIBILITY_PRESET hidden
-    INSTALL_RPATH "$ORIGIN")
-  target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}/src/binding")
-  target_include_directories(${target} SYSTEM PRIVATE "${VECADD_TORCH_INCLUDE_DIR}")
-  target_compile_definitions(${target} PRIVATE "TORCH_TARGET_VERSION=${_target_version}")
   find_library(VECADD_TORCH_CPU_LIBRARY torch_cpu
     PATHS "${VECADD_TORCH_LIBRARY_DIR}" NO_DEFAULT_PATH REQUIRED)
-  target_link_libraries(${target} PRIVATE vecadd_kernels "${VECADD_TORCH_CPU_LIBRARY}")
+
+  set(_targets ${target})
+  if(VECADD_WITH_CUDA)
+    list(APPEND _targets ${cuda_target})
+  endif()
+  foreach(_target IN LISTS _targets)
+    add_library(${_target} MODULE ${VECADD_BINDING_SOURCES}
+      "${PROJECT_SOURCE_DIR}/src/stable/stable_api.cpp"
+      "${PROJECT_SOURCE_DIR}/src/stable/registration.cpp")
+    set_target_properties(${_target} PROPERTIES
+      PREFIX lib
+      CXX_STANDARD 17
+      CXX_STANDARD_REQUIRED ON
+      CXX_EXTENSIONS OFF
+      CXX_VISIBILITY_PRESET hidden)
+    target_include_directories(${_target} PRIVATE "${PROJECT_SOURCE_DIR}/src/binding")
+    target_include_directories(${_target} SYSTEM PRIVATE "${VECADD_TORCH_INCLUDE_DIR}")
+    target_compile_definitions(${_target} PRIVATE "TORCH_TARGET_VERSION=${_target_version}")
+    target_link_libraries(${_target} PRIVATE vecadd_kernels "${VECADD_TORCH_CPU_LIBRARY}")
+  endforeach()
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME vecadd_stable_ops
+    INSTALL_RPATH "$ORIGIN")
   if(VECADD_WITH_CUDA)
     # The CUDA shims (the current stream) are declared only with USE_CUDA and live in torch_cuda.
-    target_compile_definitions(${target} PRIVATE USE_CUDA)
     find_library(VECADD_TORCH_CUDA_LIBRARY torch_cuda
       PATHS "${VECADD_TORCH_LIBRARY_DIR}" NO_DEFAULT_PATH REQUIRED)
-    target_link_libraries(${target} PRIVATE "${VECADD_TORCH_CUDA_LIBRARY}" CUDA::cudart)
+    set_target_properties(${cuda_target} PROPERTIES
+      OUTPUT_NAME vecadd_stable_ops_cuda
+      LIBRARY_OUTPUT_DIRECTORY "${VECADD_CUDA_BUILD_DIR}"
+      INSTALL_RPATH "$ORIGIN;$ORIGIN/..")
+    target_compile_definitions(${cuda_target} PRIVATE USE_CUDA)
+    target_link_libraries(${cuda_target} PRIVATE vecadd_cuda_kernels "${VECADD_TORCH_CUDA_LIBRARY}"
+      CUDA::cudart)
   endif()
   set(VECADD_STABLE_TORCH_MINIMUM "${_minimum}" PARENT_SCOPE)
 endfunction()
 
 # torch's full C++ API: the pybind11 module vecadd._C with its per-call fast path and the C++
-# autograd node; it loads only under the torch series it was built against.
+# autograd node, registering the CPU kernels and, with CUDA, those of the CUDA library it
+# links; it loads only under the torch series it was built against.
 function(vecadd_add_native_operators target)
   vecadd_find_torch()
   find_package(pybind11 CONFIG QUIET)
@@ -63,17 +79,24 @@ function(vecadd_add_native_operators target)
     "${PROJECT_SOURCE_DIR}/src/torch/autograd.cpp"
     "${PROJECT_SOURCE_DIR}/src/torch/registration.cpp"
     "${PROJECT_SOURCE_DIR}/src/torch/module.cpp")
+  set(_rpath "$ORIGIN/${CMAKE_INSTALL_LIBDIR}")
+  if(VECADD_WITH_CUDA)
+    list(APPEND _rpath "$ORIGIN/${CMAKE_INSTALL_LIBDIR}/${VECADD_CUDA_LIBRARY_DIR}")
+  endif()
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME _C
     CXX_STANDARD ${VECADD_TORCH_CXX_STANDARD}
     CXX_STANDARD_REQUIRED ON
     CXX_EXTENSIONS OFF
-    INSTALL_RPATH "$ORIGIN/${CMAKE_INSTALL_LIBDIR}")
+    INSTALL_RPATH "${_rpath}")
   target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}/src/binding")
   # torch's headers were written against the pybind11 copy torch ships: use it, not pip's.
   target_include_directories(${target} BEFORE PRIVATE "${TORCH_INSTALL_PREFIX}/include")
   # Link what the module uses, not all of TORCH_LIBRARIES (which pulls in nvrtc).
   target_link_libraries(${target} PRIVATE vecadd_kernels torch "${VECADD_TORCH_PYTHON_LIBRARY}")
+  if(VECADD_WITH_CUDA)
+    target_link_libraries(${target} PRIVATE vecadd_cuda_kernels)
+  endif()
   target_compile_definitions(${target} PRIVATE TORCH_EXTENSION_NAME=_C)
   vecadd_use_torch_openmp(${target})
 endfunction()

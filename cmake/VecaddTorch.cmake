@@ -1,21 +1,39 @@
 # Finds the torch that the build's Python imports, without letting torch's CMake config
 # decide vecadd's CUDA architectures or flags.
 
-# What the Python interpreter's torch is: sets VECADD_TORCH_VERSION, VECADD_TORCH_CUDA
-# (its CUDA version, empty for a CPU-only build), VECADD_TORCH_CMAKE_PREFIX and the
-# directories of its headers and libraries (VECADD_TORCH_INCLUDE_DIR, VECADD_TORCH_LIBRARY_DIR).
+# What the torch being built against is: sets VECADD_TORCH_VERSION, VECADD_TORCH_CUDA (its
+# CUDA version, empty for a CPU-only build), VECADD_TORCH_CMAKE_PREFIX and the directories of
+# its headers and libraries (VECADD_TORCH_INCLUDE_DIR, VECADD_TORCH_LIBRARY_DIR). Asked of the
+# Python interpreter's torch, or read from the files of the torch package at VECADD_TORCH_ROOT
+# where that interpreter cannot import it (a CUDA library built in another system's root).
 function(vecadd_query_torch python)
-  execute_process(
-    COMMAND "${python}" -c
-      "import os, sys, torch; root = os.path.dirname(torch.__file__); sys.stdout.write('|'.join([torch.__version__, torch.version.cuda or '', torch.utils.cmake_prefix_path, os.path.join(root, 'include'), os.path.join(root, 'lib')]))"
-    OUTPUT_VARIABLE _answer
-    ERROR_VARIABLE _error
-    RESULT_VARIABLE _status)
-  if(NOT _status EQUAL 0)
-    message(FATAL_ERROR
-      "vecadd: '${python}' cannot import torch, which the Python module is built against. "
-      "Install torch first (pip install torch), then build without build isolation "
-      "(pip install --no-build-isolation .).\n${_error}")
+  if(VECADD_TORCH_ROOT)
+    if(NOT EXISTS "${VECADD_TORCH_ROOT}/version.py")
+      message(FATAL_ERROR "vecadd: VECADD_TORCH_ROOT='${VECADD_TORCH_ROOT}' holds no version.py; "
+                          "expected the folder of an installed torch package (torch.__file__'s)")
+    endif()
+    file(STRINGS "${VECADD_TORCH_ROOT}/version.py" _version REGEX "^__version__ = ")
+    file(STRINGS "${VECADD_TORCH_ROOT}/version.py" _cuda REGEX "^cuda[^=]*= ")
+    string(REGEX REPLACE "^[^']*'([^']*)'.*$" "\\1" _version "${_version}")
+    if(_cuda MATCHES "'([0-9.]+)'")
+      set(_cuda "${CMAKE_MATCH_1}")
+    else()
+      set(_cuda "")
+    endif()
+    set(_answer "${_version}|${_cuda}|${VECADD_TORCH_ROOT}/share/cmake|${VECADD_TORCH_ROOT}/include|${VECADD_TORCH_ROOT}/lib")
+  else()
+    execute_process(
+      COMMAND "${python}" -c
+        "import os, sys, torch; root = os.path.dirname(torch.__file__); sys.stdout.write('|'.join([torch.__version__, torch.version.cuda or '', torch.utils.cmake_prefix_path, os.path.join(root, 'include'), os.path.join(root, 'lib')]))"
+      OUTPUT_VARIABLE _answer
+      ERROR_VARIABLE _error
+      RESULT_VARIABLE _status)
+    if(NOT _status EQUAL 0)
+      message(FATAL_ERROR
+        "vecadd: '${python}' cannot import torch, which the Python module is built against. "
+        "Install torch first (pip install torch), then build without build isolation "
+        "(pip install --no-build-isolation .).\n${_error}")
+    endif()
   endif()
   string(REPLACE "|" ";" _fields "${_answer}")
   list(GET _fields 0 _version)

@@ -4,8 +4,10 @@
 
 - README.md's table of default architecture lists against cmake/VecaddCudaArchitectures.cmake
   (asked of CMake): each toolkit it names has the list it shows, and it names every row;
-- the wheel tables of README.md and docs/wheels.md against .github/wheel-matrix.json, with each
-  cell's architectures being its toolkit's default list;
+- the support tables of README.md and docs/wheels.md against .github/wheel-matrix.json and
+  packaging/pytorch_cuda_builds.json: a row per torch series with the CUDA builds PyTorch
+  publishes and the torches the wheels are tested under; a row per CUDA library with its
+  toolkit and that toolkit's default list;
 - every relative Markdown link in README.md and docs/*.md, and every path in backquotes in
   README.md and docs/wheels.md under a top-level folder of the repository, exists.
 
@@ -21,7 +23,7 @@ from pathlib import Path
 
 # packaging/, beside this file
 from cuda_architectures import default_architectures, table_toolkits
-from wheel_matrix import MATRIX_FILE, cell_label, load_matrix
+from wheel_matrix import CPU, claimed_series, load_builds, load_matrix, version_key
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -89,58 +91,56 @@ def default_table_problems() -> list[str]:
     return problems
 
 
-def series(version: str) -> str:
-    """'2.14.1' -> '2.14'."""
-    return ".".join(version.split(".")[:2])
-
-
-def wheel_table_problems(path: Path, header_start: str, matrix: dict) -> list[str]:
-    rows = table(path, header_start)
-    cells = matrix["cells"]
-    shown_cuda = [named_toolkits(row["CUDA"])[0] for row in rows]
-    if shown_cuda != [cell["cuda"] for cell in cells]:
-        return [
-            f"{path.name}: the wheel table lists CUDA {shown_cuda}, "
-            f"{MATRIX_FILE.name} has {[cell['cuda'] for cell in cells]}"
-        ]
+def torch_table_problems(path: Path, matrix: dict, builds: dict) -> list[str]:
+    """A row per torch series vecadd claims: PyTorch's CUDA builds of it (PyPI's x86_64 one
+    marked), whether a CPU-only build exists, and the torches of it the wheels are tested under."""
+    rows = table(path, "| torch | CUDA builds PyTorch publishes |")
+    claimed = claimed_series(builds)
+    shown = [row["torch"] for row in rows]
+    if shown != claimed:
+        return [f"{path.name}: the torch table lists {shown}, the table of builds {claimed}"]
     problems = []
-    pythons = f"{matrix['python'][0]}{EN_DASH}{matrix['python'][-1]}"
-    for shown, cell in zip(rows, cells, strict=True):
-        where = f"{path.name}: CUDA {cell['cuda']}"
-        torch_column = column(shown, "torch")
-        # The torch range a wheel is tested under: the series of the cell's oldest and newest.
-        oldest, newest = series(cell["test_torch"][0]), series(cell["test_torch"][-1])
-        wanted_range = f"{oldest}{EN_DASH}{newest}"
-        shown_range = re.sub(r"\s", "", torch_column.split("(")[0]).replace("-", EN_DASH)
-        if shown_range != wanted_range:
-            problems.append(f"{where}: torch {shown_range!r}, the matrix tests {wanted_range}")
-        platforms = ", ".join(p.removeprefix("manylinux_") for p in cell["platforms"])
-        if "platforms" in shown and shown["platforms"] != platforms:
+    for row, name in zip(rows, claimed, strict=True):
+        entry = builds["series"][name]
+        wanted = ", ".join(
+            f"**{c}**" if c == entry["pypi"]["x86_64"] else c for c in entry["cuda"]
+        ) + (", CPU" if entry["cpu"] else "")
+        if row["CUDA builds PyTorch publishes"] != wanted:
             problems.append(
-                f"{where}: platforms {shown['platforms']!r}, the matrix has {platforms}"
+                f"{path.name}: torch {name}: builds {row['CUDA builds PyTorch publishes']!r}, "
+                f"the table of builds gives {wanted!r}"
             )
-        index = "/".join(cell["index"].split("/")[-2:])
-        if f"`{index}`" not in torch_column:
-            problems.append(f"{where}: index {torch_column!r}, the matrix has {cell['index']}")
-        archs = unquote(column(shown, "architectures"))
-        derived = default_architectures(cell["cuda"])
-        if archs != derived:
+        tested = [
+            f"{e['torch']} ({'CPU' if e['cuda'] == CPU else 'CUDA ' + e['cuda']})"
+            for e in matrix["test_torch"]
+            if ".".join(e["torch"].split(".")[:2]) == name
+        ]
+        if row["tested"] != (", ".join(tested) or EN_DASH):
             problems.append(
-                f"{where}: architectures {archs!r}, the default for that toolkit is {derived!r}"
+                f"{path.name}: torch {name}: tested {row['tested']!r}, the matrix tests "
+                f"{', '.join(tested) or 'none'}"
             )
-        if re.sub(r"\s", "", shown["Python"]).replace("-", EN_DASH) != pythons:
-            problems.append(f"{where}: Python {shown['Python']!r}, the matrix has {pythons}")
-        label = cell_label(matrix, cell)
-        wanted = f"`X.Y.Z+{label}`" if label else "`X.Y.Z`"
-        if not shown["version"].startswith(wanted):
-            problems.append(f"{where}: version {shown['version']!r}, expected {wanted}")
-        default = cell["cuda"] == matrix["default_cuda"]
-        if "published to" in shown:
-            if ("(default)" in shown["CUDA"]) != default:
-                problems.append(f"{where}: '(default)' must mark {matrix['default_cuda']} alone")
-            channel = "PyPI" if default else "GitHub release"
-            if shown["published to"] != channel:
-                problems.append(f"{where}: published to {shown['published to']!r}, not {channel}")
+    return problems
+
+
+def library_table_problems(path: Path, matrix: dict) -> list[str]:
+    """A row per CUDA library of the wheels: its folder, toolkit and default list."""
+    rows = table(path, "| CUDA library | toolkit |")
+    toolkits = sorted(matrix["cuda_libraries"], key=version_key)
+    shown = [row["toolkit"] for row in rows]
+    if shown != toolkits:
+        return [f"{path.name}: the CUDA library table lists {shown}, the matrix {toolkits}"]
+    problems = []
+    for row, toolkit in zip(rows, toolkits, strict=True):
+        folder = f"`lib/cuda{toolkit.split('.')[0]}`"
+        if row["CUDA library"] != folder:
+            problems.append(f"{path.name}: CUDA {toolkit}: {row['CUDA library']!r}, not {folder}")
+        derived = default_architectures(toolkit)
+        if unquote(row["architectures"]) != derived:
+            problems.append(
+                f"{path.name}: CUDA {toolkit}: architectures {row['architectures']!r}, the "
+                f"default for that toolkit is {derived!r}"
+            )
     return problems
 
 
@@ -176,11 +176,11 @@ def link_problems() -> list[str]:
 
 
 def main() -> int:
-    matrix = load_matrix()
+    matrix, builds = load_matrix(), load_builds()
     problems = [
         *default_table_problems(),
-        *wheel_table_problems(README, "| CUDA | torch (tested; index) | architectures", matrix),
-        *wheel_table_problems(WHEELS_DOC, "| CUDA | torch (tested; index) | architectures", matrix),
+        *(p for doc in (README, WHEELS_DOC) for p in torch_table_problems(doc, matrix, builds)),
+        *(p for doc in (README, WHEELS_DOC) for p in library_table_problems(doc, matrix)),
         *link_problems(),
     ]
     for problem in problems:

@@ -1,17 +1,20 @@
-"""Checks a built vecadd wheel: versions, torch pin and the CUDA images in its kernel library.
+"""Checks a built vecadd wheel: versions, tag, torch pin and the CUDA images of its libraries.
 
-    python packaging/check_wheel.py WHEEL --version V --torch T [--cuda X.Y | --archs LIST]
+    python packaging/check_wheel.py WHEEL --version V --torch T [--abi stable|native]
+                                          [--cuda TOOLKIT[=LIST] ... | --cuda none]
 
 --version: what the file name and METADATA must say (with any local label); --torch: the torch
-it was built against (its series must be pinned); --cuda: the toolkit it was built with, whose
-default list (cmake/VecaddCudaArchitectures.cmake, asked of CMake) the library must hold;
---archs: the CMAKE_CUDA_ARCHITECTURES list it was built for instead ("" = no CUDA images).
-The images are read by packaging/fatbin_archs.py and cross-checked with cuobjdump.
+it was built against (the pin follows the flavour); --cuda: a toolkit the wheel must hold a CUDA
+library of (lib/cudaN, per its cuda_library.json), compiled for LIST or else for that toolkit's
+default list (cmake/VecaddCudaArchitectures.cmake, asked of CMake); repeat it for each library,
+or say none. Every library's images are read by packaging/fatbin_archs.py, cross-checked with
+cuobjdump, and must be what its cuda_library.json says it was compiled for.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import tempfile
@@ -27,6 +30,8 @@ from fatbin_archs import (
     library_architectures,
 )
 from torch_pin import ABIS, build_abi, torch_requirement
+
+CUDA_LIBRARY = re.compile(r"vecadd/lib/(cuda\d+)/libvecadd_cuda\.so")
 
 
 def parse_wheel_name(name: str) -> dict[str, str]:
@@ -54,17 +59,64 @@ def wheel_metadata(wheel: Path) -> dict[str, list[str]]:
     return fields
 
 
+def parse_cuda_options(options: list[str]) -> dict[str, str | None]:
+    """['12.4', '13.0=90'] -> {'12.4': None, '13.0': '90'} (None: the toolkit's default);
+    ['none'] -> {}."""
+    if options == ["none"]:
+        return {}
+    wanted: dict[str, str | None] = {}
+    for option in options:
+        toolkit, sep, archs = option.partition("=")
+        if not re.fullmatch(r"\d+\.\d+", toolkit):
+            raise ValueError(f"--cuda {option!r}; expected TOOLKIT like 13.0, TOOLKIT=LIST or none")
+        wanted[toolkit] = archs if sep else None
+    return wanted
+
+
+def cuda_library_problems(
+    archive: zipfile.ZipFile, scratch: str, wanted: dict[str, str | None], cuobjdump: str | None
+) -> list[str]:
+    problems = []
+    held = {}
+    for member in archive.namelist():
+        match = CUDA_LIBRARY.fullmatch(member)
+        if match is None:
+            continue
+        folder = f"vecadd/lib/{match.group(1)}"
+        description = json.loads(archive.read(f"{folder}/cuda_library.json"))
+        held[description["cuda_version"]] = (member, description["cuda_architectures"])
+    if sorted(held) != sorted(wanted):
+        listed = sorted(held) or "no toolkit"
+        problems.append(f"holds CUDA libraries for {listed}, expected {sorted(wanted) or 'none'}")
+    for toolkit, (member, compiled_for) in sorted(held.items()):
+        if toolkit in wanted:
+            asked = (
+                wanted[toolkit] if wanted[toolkit] is not None else default_architectures(toolkit)
+            )
+            if compiled_for != asked:
+                problems.append(f"{member} was compiled for {compiled_for!r}, expected {asked!r}")
+        expected = expected_architectures(compiled_for)
+        library = Path(archive.extract(member, scratch))
+        found = library_architectures(library)
+        if found != expected:
+            problems.append(f"{member} holds {found}, expected {expected} (from {compiled_for!r})")
+        if cuobjdump:
+            listed = cuobjdump_architectures(cuobjdump, library)
+            if listed != expected:
+                problems.append(f"cuobjdump lists {listed} in {member}, expected {expected}")
+    return problems
+
+
 def wheel_problems(
     wheel: Path,
     version: str,
     torch: str,
-    archs: str | None,
+    wanted_cuda: dict[str, str | None],
     cuobjdump: str | None = None,
     abi: str = "native",
 ) -> list[str]:
     """Problems with a built wheel: its file name and METADATA versions, its tag and torch
-    requirement for its flavour (`abi`) and, when archs is given, the CUDA images in vecadd's
-    kernel library ("" = none expected)."""
+    requirement for its flavour (`abi`), its core library and its CUDA libraries."""
     problems = []
     named = parse_wheel_name(wheel.name)
     # The stable build holds no extension module: one wheel for every CPython.
@@ -82,24 +134,10 @@ def wheel_problems(
     pin = torch_requirement(torch, abi)
     if pin not in metadata.get("Requires-Dist", []):
         problems.append(f"Requires-Dist {metadata.get('Requires-Dist')} lacks {pin}")
-    if archs is None:
-        return problems
-    expected = expected_architectures(archs)
     with tempfile.TemporaryDirectory() as scratch, zipfile.ZipFile(wheel) as archive:
-        members = [n for n in archive.namelist() if re.fullmatch(r"vecadd/lib\w*/libvecadd\.so", n)]
-        if len(members) != 1:
-            return [
-                *problems,
-                f"expected one vecadd/lib*/libvecadd.so in the wheel, found {members}",
-            ]
-        library = Path(archive.extract(members[0], scratch))
-        found = library_architectures(library)
-        if found != expected:
-            problems.append(f"{members[0]} holds {found}, expected {expected} (from {archs!r})")
-        if cuobjdump and expected:
-            listed = cuobjdump_architectures(cuobjdump, library)
-            if listed != expected:
-                problems.append(f"cuobjdump lists {listed} in {members[0]}, expected {expected}")
+        if "vecadd/lib/libvecadd.so" not in archive.namelist():
+            problems.append("holds no vecadd/lib/libvecadd.so (the CPU kernels)")
+        problems += cuda_library_problems(archive, scratch, wanted_cuda, cuobjdump)
     return problems
 
 
@@ -109,39 +147,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", required=True, help="expected version, label included")
     parser.add_argument("--torch", required=True, help="the torch it was built against")
     parser.add_argument("--abi", choices=ABIS, help="its flavour (default: $VECADD_TORCH_ABI)")
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument("--cuda", help="the CUDA toolkit it was built with (its default list)")
-    which.add_argument(
-        "--archs", help='the CMAKE_CUDA_ARCHITECTURES list it was built for ("": none)'
+    parser.add_argument(
+        "--cuda",
+        action="append",
+        required=True,
+        metavar="TOOLKIT[=LIST]",
+        help="a toolkit it holds a CUDA library of (repeat; 'none' for none)",
     )
     args = parser.parse_args(argv)
 
-    archs = args.archs
-    if args.cuda is not None:
-        try:
-            archs = default_architectures(args.cuda)
-        except ValueError as error:
-            parser.error(f"--cuda {args.cuda!r}: {error}")
-    cuobjdump = find_cuobjdump() if archs else None
-    if archs and cuobjdump is None:
+    try:
+        wanted = parse_cuda_options(args.cuda)
+        abi = args.abi or build_abi()
+    except ValueError as error:
+        parser.error(str(error))
+    cuobjdump = find_cuobjdump() if wanted else None
+    if wanted and cuobjdump is None:
         print(
             "check_wheel.py: cuobjdump not found (pip install nvidia-cuda-cuobjdump)",
             file=sys.stderr,
         )
         return 1
-    try:
-        abi = args.abi or build_abi()
-        problems = wheel_problems(args.wheel, args.version, args.torch, archs, cuobjdump, abi)
-    except ValueError as error:
-        parser.error(str(error))
+    problems = wheel_problems(args.wheel, args.version, args.torch, wanted, cuobjdump, abi)
     for problem in problems:
         print(f"{args.wheel.name}: {problem}", file=sys.stderr)
     if problems:
         return 1
-    images = f"; CUDA images {' '.join(expected_architectures(archs))}" if archs else ""
+    libraries = ", ".join(f"CUDA {t}" for t in sorted(wanted)) or "no CUDA library"
     print(
         f"{args.wheel.name}: ok ({abi} build, version {args.version}, "
-        f"{torch_requirement(args.torch, abi)}{images})"
+        f"{torch_requirement(args.torch, abi)}, {libraries})"
     )
     return 0
 

@@ -26,10 +26,8 @@ ARCHITECTURE_VARIABLES = ("CMAKE_ARGS", "CMAKE_CUDA_ARCHITECTURES", "TORCH_CUDA_
 def resolve(row: dict) -> dict:
     env = {
         "VECADD_WHEEL_CUDA": row["cuda"],
-        "VECADD_WHEEL_TORCH": row["torch"],
-        "VECADD_WHEEL_TEST_TORCH": row["test_torch"],
-        "VECADD_WHEEL_INDEX": row["index"],
-        "VECADD_WHEEL_LABEL": row["label"],
+        "VECADD_WHEEL_OTHER_CUDA": row["other_cuda"],
+        "VECADD_WHEEL_TORCH": row["build_torch"],
     }
     arguments = CommandLineArguments.defaults()
     arguments.platform = "linux"
@@ -37,7 +35,7 @@ def resolve(row: dict) -> dict:
     options = compute_options(platform="linux", command_line_arguments=arguments, env=env)
     build = options.build_options(row["identifiers"].split()[0])
     return {
-        "environment": build.environment.as_dictionary({"PATH": "/usr/bin"}),
+        "environment": build.environment.as_dictionary({"PATH": "/usr/bin", **env}),
         "before_all": build.before_all,
         "before_build": build.before_build,
         "before_test": build.before_test,
@@ -47,15 +45,14 @@ def resolve(row: dict) -> dict:
     }
 
 
-def expanded(command: str, environment: dict[str, str]) -> list[str]:
-    """A shell command's words with $NAME and ${NAME} taken from the build environment."""
-    text = re.sub(r"\$\{?(\w+)\}?", lambda m: environment.get(m.group(1), m.group(0)), command)
-    return shlex.split(text)
+def expanded(command: str, environment: dict[str, str]) -> str:
+    """A shell command with $NAME and ${NAME} taken from the build environment."""
+    return re.sub(r"\$\{?(\w+)\}?", lambda m: environment.get(m.group(1), m.group(0)), command)
 
 
-def installs_torch(words: list[str], torch: str, index: str) -> bool:
-    pairs = zip(words, words[1:], words[2:], strict=False)
-    return any(a == f"torch=={torch}" and b == "--index-url" and c == index for a, b, c in pairs)
+def installs_torch(command: str, torch: str) -> bool:
+    """`pip install torch==X` from PyPI, the build's torch (the matrix's build_torch)."""
+    return f"pip install torch=={torch} " in shlex.join(shlex.split(command)) + " "
 
 
 def problems(row: dict, resolved: dict) -> list[str]:
@@ -65,12 +62,14 @@ def problems(row: dict, resolved: dict) -> list[str]:
         "VECADD_CUDA": "ON",
         "CUDACXX": f"/usr/local/cuda-{row['cuda']}/bin/nvcc",
         "VECADD_WHEEL_CUDA": row["cuda"],
-        "VECADD_WHEEL_LABEL": row["label"],
-        "VECADD_WHEEL_TEST_TORCH": row["test_torch"],
+        "VECADD_WHEEL_OTHER_CUDA": row["other_cuda"],
     }
     for key, value in wanted.items():
         if environment.get(key) != value:
             found.append(f"environment {key}={environment.get(key)!r}, expected {value!r}")
+    prefix = environment.get("VECADD_CUDA_LIBRARIES", "")
+    if not prefix.startswith("/"):
+        found.append(f"environment VECADD_CUDA_LIBRARIES={prefix!r}, expected an absolute path")
     for key in ARCHITECTURE_VARIABLES:
         if key in environment:
             found.append(f"environment sets {key}={environment[key]!r}; the build picks the list")
@@ -79,12 +78,22 @@ def problems(row: dict, resolved: dict) -> list[str]:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     if resolved["repair"] != pyproject["tool"]["cibuildwheel"]["repair-wheel-command"]:
         found.append(f"repair command {resolved['repair']!r} is not pyproject.toml's")
+    before_all = expanded(resolved["before_all"], environment)
+    for toolkit in [row["cuda"], *row["other_cuda"].split()]:
+        if f"for v in {row['cuda']} {row['other_cuda']}".strip() not in before_all:
+            found.append(f"before_all does not install the CUDA {toolkit} toolkit")
+    before_build = expanded(resolved["before_build"], environment)
     for step in ("before_build", "before_test"):
-        words = expanded(resolved[step], environment)
-        if not installs_torch(words, row["torch"], row["index"]):
-            found.append(f"{step} does not install torch=={row['torch']} from {row['index']}")
-    if "packaging/test_wheel_under_torches.sh" not in resolved["test_command"]:
-        found.append("the test command does not test under each torch of the cell")
+        if not installs_torch(expanded(resolved[step], environment), row["build_torch"]):
+            found.append(f"{step} does not install torch=={row['build_torch']} from PyPI")
+    if row["other_cuda"] and (
+        "packaging/build_cuda_library.py" not in before_build or prefix not in before_build
+    ):
+        found.append(
+            f"before_build does not build the CUDA {row['other_cuda']} libraries into {prefix}"
+        )
+    if "vecadd check" not in resolved["test_command"]:
+        found.append("the test command does not run vecadd's self-test")
     if environment.get("VECADD_TORCH_ABI", "stable") != "stable":
         found.append("release wheels are the stable (portable) build")
     return found
@@ -100,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(resolved, indent=1))
     found = problems(row, resolved)
     for problem in found:
-        print(f"CUDA {row['cuda']} {row['platform']}: {problem}")
+        print(f"{row['platform']}: {problem}")
     return 1 if found else 0
 
 

@@ -1,14 +1,19 @@
-"""The wheel matrix: .github/wheel-matrix.json turned into the jobs of .github/workflows/wheels.yml.
+"""The wheel matrix: .github/wheel-matrix.json, checked against what PyTorch publishes
+(packaging/pytorch_cuda_builds.json) and turned into the jobs of .github/workflows/wheels.yml.
 
     python packaging/wheel_matrix.py matrix {pull_request,release} [--file FILE]
-        print the build matrix as {"include": [...]}, one row per wheel
+        print the jobs as {"include": [...]}, one row per platform (one wheel each)
+    python packaging/wheel_matrix.py test-torch PLATFORM
+        print the torches a wheel is tested under there, one VERSION:CUDA a line
+    python packaging/wheel_matrix.py index VERSION:CUDA [--platform PLATFORM]
+        print the package index that serves that torch build
+    python packaging/wheel_matrix.py check [--file FILE] [--builds FILE]
+        print the matrix's problems, if any (exit 1)
     python packaging/wheel_matrix.py version
         print the release number from pyproject.toml (the tag must be v + this)
 
-Each cell names a CUDA toolkit, the torch built against, the torches tested under, its PyTorch
-index and its platforms; the architecture list is the build's default for that toolkit. Each
-row is one portable (py3-none) wheel: built under the oldest CPython, tested under the oldest
-and newest. Needs Python 3.11+ (tomllib).
+A test torch is VERSION:CUDA, with CUDA a toolkit like 13.2 or 'cpu' for the CPU-only build.
+Needs Python 3.11+ (tomllib).
 """
 
 from __future__ import annotations
@@ -19,34 +24,99 @@ import re
 import sys
 from pathlib import Path
 
-from wheel_version import labelled_version, project_settings  # packaging/, beside this file
+# packaging/, beside this file
+from torch_pin import STABLE_MINIMUM
+from wheel_version import project_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX_FILE = ROOT / ".github" / "wheel-matrix.json"
+BUILDS_FILE = Path(__file__).resolve().parent / "pytorch_cuda_builds.json"
 MATRIX_SETS = ("pull_request", "release")
-CELL_KEYS = ("cuda", "torch", "test_torch", "index", "platforms")
+MATRIX_KEYS = ("python", "platforms", "pull_request", "build_torch", "cuda_libraries", "test_torch")
 PLATFORMS = ("manylinux_x86_64", "manylinux_aarch64")
 # GitHub's runner for each platform (cibuildwheel builds natively on both).
 RUNNERS = {"manylinux_x86_64": "ubuntu-latest", "manylinux_aarch64": "ubuntu-24.04-arm"}
+PYPI = "https://pypi.org/simple"
+PYTORCH_INDEX = "https://download.pytorch.org/whl"
+CPU = "cpu"
 
 
 def load_matrix(path: Path = MATRIX_FILE) -> dict:
     return json.loads(Path(path).read_text())
 
 
-def local_label(cuda: str | None) -> str:
-    """'12.8' -> 'cu128'; None (a CPU-only build) -> 'cpu'."""
-    if cuda is None:
-        return "cpu"
+def load_builds(path: Path = BUILDS_FILE) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def series(version: str) -> str:
+    """'2.14.1' -> '2.14'."""
+    return ".".join(version.split(".")[:2])
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
+def machine(platform: str) -> str:
+    """'manylinux_aarch64' -> 'aarch64'."""
+    return platform.removeprefix("manylinux_")
+
+
+def local_label(cuda: str) -> str:
+    """'12.8' -> 'cu128'; 'cpu' -> 'cpu'."""
+    if cuda == CPU:
+        return CPU
     match = re.fullmatch(r"(\d+)\.(\d+)", cuda)
     if match is None:
         raise ValueError(f"cuda={cuda!r} is not a CUDA version; expected MAJOR.MINOR like '12.8'")
     return f"cu{match.group(1)}{match.group(2)}"
 
 
-def cell_label(matrix: dict, cell: dict) -> str:
-    """No label for the default cell (PyPI refuses local versions), cuXYZ for the others."""
-    return "" if cell["cuda"] == matrix["default_cuda"] else local_label(cell["cuda"])
+def parse_torch_build(spec: str) -> tuple[str, str]:
+    """'2.10.0:12.8' -> ('2.10.0', '12.8'); '2.15.0:cpu' -> ('2.15.0', 'cpu')."""
+    version, sep, cuda = spec.partition(":")
+    if (
+        not sep
+        or not re.fullmatch(r"\d+\.\d+\.\d+", version)
+        or not (cuda == CPU or re.fullmatch(r"\d+\.\d+", cuda))
+    ):
+        raise ValueError(
+            f"torch build {spec!r}; expected VERSION:CUDA like 2.10.0:12.8 or 2.15.0:cpu"
+        )
+    return version, cuda
+
+
+def publication_problem(builds: dict, torch: str, cuda: str) -> str | None:
+    """Why PyTorch does not publish torch `torch` for `cuda` ('cpu': CPU-only), per the table."""
+    row = builds["series"].get(series(torch))
+    if row is None:
+        return f"the table of PyTorch builds has no torch {series(torch)} series"
+    if torch not in row["releases"]:
+        return f"the table lists torch {series(torch)} releases {row['releases']}, not {torch}"
+    if cuda == CPU:
+        return None if row["cpu"] else f"PyTorch publishes no CPU-only torch {torch}"
+    if cuda not in row["cuda"]:
+        return (
+            f"PyTorch does not publish torch {torch} for CUDA {cuda} (the table lists CUDA "
+            f"{', '.join(row['cuda'])} for {series(torch)})"
+        )
+    return None
+
+
+def index_url(builds: dict, torch: str, cuda: str, platform: str = "manylinux_x86_64") -> str:
+    """The package index of a torch build: PyPI where it is PyPI's build for the platform,
+    else PyTorch's index for that CUDA (or CPU)."""
+    if publication_problem(builds, torch, cuda) is not None:
+        raise ValueError(publication_problem(builds, torch, cuda))
+    if builds["series"][series(torch)]["pypi"].get(machine(platform)) == cuda:
+        return PYPI
+    return f"{PYTORCH_INDEX}/{local_label(cuda)}"
+
+
+def pypi_cuda(builds: dict, torch: str, platform: str = "manylinux_x86_64") -> str:
+    """The CUDA of PyPI's torch `torch` on the platform ('cpu' for its CPU-only wheel)."""
+    return builds["series"][series(torch)]["pypi"][machine(platform)]
 
 
 def python_tag(python: str) -> str:
@@ -62,125 +132,166 @@ def identifier(python: str, platform: str) -> str:
 
 def identifiers(matrix: dict) -> list[str]:
     """Every identifier the release set builds or tests, in cibuildwheel's order."""
-    platforms = [p for p in PLATFORMS if any(p in cell["platforms"] for cell in matrix["cells"])]
-    return [identifier(python, p) for python in matrix["python"] for p in platforms]
+    return [identifier(python, p) for python in matrix["python"] for p in matrix["platforms"]]
+
+
+def claimed_series(builds: dict) -> list[str]:
+    """The table's series from the stable minimum on, oldest first."""
+    return sorted(
+        (s for s in builds["series"] if version_key(s) >= version_key(STABLE_MINIMUM)),
+        key=version_key,
+    )
+
+
+def library_problems(matrix: dict, builds: dict) -> list[str]:
+    """A CUDA library per CUDA major that a claimed torch series is published for, each
+    built with a toolkit no newer than the oldest runtime of its major it meets."""
+    problems = []
+    toolkits = matrix["cuda_libraries"]
+    majors = [t.split(".")[0] for t in toolkits]
+    if len(set(majors)) != len(majors):
+        problems.append(f"cuda_libraries {toolkits} names a CUDA major twice; expected one each")
+    published = [c for s in claimed_series(builds) for c in builds["series"][s]["cuda"]]
+    for major in sorted({c.split(".")[0] for c in published}, key=int):
+        runtimes = [c for c in published if c.split(".")[0] == major]
+        oldest = min(runtimes, key=version_key)
+        toolkit = next((t for t in toolkits if t.split(".")[0] == major), None)
+        if toolkit is None:
+            problems.append(
+                f"PyTorch publishes CUDA {major} builds ({', '.join(sorted(set(runtimes)))}) "
+                f"but cuda_libraries {toolkits} has no CUDA {major} toolkit"
+            )
+        elif version_key(toolkit) > version_key(oldest):
+            problems.append(
+                f"cuda_libraries builds CUDA {major} with {toolkit}, newer than the CUDA {oldest} "
+                "runtime of torch builds it must load beside; expected at most " + oldest
+            )
+    return problems
+
+
+def test_torch_problems(matrix: dict, builds: dict) -> list[str]:
+    """Each test torch is a build PyTorch publishes, and the oldest claimed series, the
+    newest series on the table and a CPU-only build are among them."""
+    problems = []
+    tested = []
+    for entry in matrix["test_torch"]:
+        torch, cuda = entry.get("torch", "?"), entry.get("cuda", "?")
+        problem = publication_problem(builds, torch, cuda)
+        if problem is not None:
+            problems.append(f"test_torch {torch}:{cuda}: {problem}")
+        tested.append((series(torch), cuda))
+    claimed = claimed_series(builds)
+    for wanted, what in (
+        (claimed[0], "oldest series vecadd claims"),
+        (claimed[-1], "newest series on the table"),
+    ):
+        if wanted not in {s for s, _ in tested}:
+            problems.append(f"torch {wanted}, the {what}, is not tested (test_torch)")
+    if not any(cuda == CPU for _, cuda in tested):
+        problems.append("no CPU-only torch is tested (test_torch needs an entry with cuda 'cpu')")
+    return problems
+
+
+def matrix_problems(matrix: dict, builds: dict | None = None) -> list[str]:
+    """What is wrong with the matrix data (an empty list when nothing is)."""
+    builds = load_builds() if builds is None else builds
+    problems = [f"missing key {key!r}" for key in MATRIX_KEYS if key not in matrix]
+    problems += [
+        f"unknown key {key!r}; expected {', '.join(MATRIX_KEYS)}"
+        for key in sorted(set(matrix) - {*MATRIX_KEYS, "comment"})
+    ]
+    if problems:
+        return problems
+    for python in matrix["python"]:
+        if not re.fullmatch(r"3\.\d+", python):
+            problems.append(f"Python version {python!r} must look like 3.12")
+    for platform in matrix["platforms"]:
+        if platform not in PLATFORMS:
+            problems.append(f"platform {platform!r}, expected one of {PLATFORMS}")
+    for platform in matrix["pull_request"]:
+        if platform not in matrix["platforms"]:
+            problems.append(f"pull_request platform {platform!r} is not in platforms")
+    build_torch = matrix["build_torch"]
+    if publication_problem(builds, build_torch, pypi_cuda(builds, build_torch)) is not None or (
+        version_key(build_torch) < version_key(STABLE_MINIMUM)
+    ):
+        problems.append(f"build_torch {build_torch!r} is not a PyPI build of a claimed series")
+    for toolkit in matrix["cuda_libraries"]:
+        if not re.fullmatch(r"\d+\.\d+", toolkit):
+            problems.append(f"cuda_libraries entry {toolkit!r} must look like 12.6")
+    if problems:
+        return problems
+    return [*library_problems(matrix, builds), *test_torch_problems(matrix, builds)]
 
 
 def matrix_rows(matrix: dict, which: str, release_version: str) -> list[dict]:
-    """The jobs of the pull-request slice or of the full release set, one per wheel."""
+    """The jobs of the pull-request slice or of the full release set, one per platform."""
     if which not in MATRIX_SETS:
         raise ValueError(f"matrix set must be one of {MATRIX_SETS}, not {which!r}")
-    cells = {cell["cuda"]: cell for cell in matrix["cells"]}
-    if which == "release":
-        pairs = [(cuda, platform) for cuda in cells for platform in cells[cuda]["platforms"]]
-    else:
-        pairs = [(entry["cuda"], entry["platform"]) for entry in matrix["pull_request"]]
+    platforms = matrix["pull_request"] if which == "pull_request" else matrix["platforms"]
+    toolkits = sorted(matrix["cuda_libraries"], key=version_key)
     rows = []
-    for cuda, platform in pairs:
-        cell = cells[cuda]
-        label = cell_label(matrix, cell)
-        channel = "pypi" if cuda == matrix["default_cuda"] else "release"
-        arch = platform.removeprefix("manylinux_")
+    for platform in platforms:
+        arch = machine(platform)
         rows.append(
             {
-                "cuda": cuda,
-                "torch": cell["torch"],
-                "test_torch": " ".join(cell["test_torch"]),
-                "index": cell["index"],
-                "label": label,
-                "version": labelled_version(release_version, label),
                 "platform": platform,
                 "arch": arch,
                 "runner": RUNNERS[platform],
                 "python": matrix["python"][-1],
                 "identifiers": " ".join(identifier(p, platform) for p in matrix["python"]),
-                "channel": channel,
-                "artifact": f"wheel-{channel}-{local_label(cuda)}-{arch}",
+                "build_torch": matrix["build_torch"],
+                # The wheel build compiles the newest toolkit's library; the others come first.
+                "cuda": toolkits[-1],
+                "other_cuda": " ".join(toolkits[:-1]),
+                "version": release_version,
+                "artifact": f"wheel-{arch}",
             }
         )
     return rows
 
 
-def matrix_problems(matrix: dict) -> list[str]:
-    """What is wrong with the matrix data (an empty list when nothing is)."""
-    problems = [
-        f"missing key {key!r}"
-        for key in ("python", "default_cuda", "cells", "pull_request")
-        if key not in matrix
-    ]
-    if problems:
-        return problems
-    seen = set()
-    release = re.compile(r"\d+\.\d+\.\d+")
-    for cell in matrix["cells"]:
-        cuda = cell.get("cuda")
-        for key in sorted(set(CELL_KEYS) - set(cell)):
-            problems.append(f"cell {cuda!r}: missing key {key!r}")
-        for key in sorted(set(cell) - set(CELL_KEYS)):
-            problems.append(
-                f"cell {cuda!r}: unknown key {key!r}; a cell has {', '.join(CELL_KEYS)} (the "
-                "architecture list is the default of cmake/VecaddCudaArchitectures.cmake)"
-            )
-        if cuda in seen:
-            problems.append(f"cell {cuda!r} appears twice")
-        seen.add(cuda)
-        if isinstance(cuda, str) and re.fullmatch(r"\d+\.\d+", cuda):
-            expected_index = f"https://download.pytorch.org/whl/{local_label(cuda)}"
-            if cell.get("index") != expected_index:
-                problems.append(
-                    f"cell {cuda}: index is {cell.get('index')!r}, expected {expected_index}"
-                )
-        else:
-            problems.append(f"cell {cuda!r}: CUDA version must look like 12.8")
-        if not release.fullmatch(str(cell.get("torch"))):
-            problems.append(
-                f"cell {cuda}: torch is {cell.get('torch')!r}, expected a release like 2.14.1"
-            )
-        tested = cell.get("test_torch", [])
-        if (
-            not isinstance(tested, list)
-            or not tested
-            or not all(release.fullmatch(str(t)) for t in tested)
-        ):
-            problems.append(f"cell {cuda}: test_torch must list releases like 2.10.0")
-        elif cell.get("torch") not in tested:
-            problems.append(f"cell {cuda}: the torch built against must be one it is tested under")
-        platforms = cell.get("platforms", [])
-        if not platforms or any(p not in PLATFORMS for p in platforms):
-            problems.append(f"cell {cuda}: platforms {platforms!r}, expected some of {PLATFORMS}")
-    if matrix["default_cuda"] not in seen:
-        problems.append(f"default_cuda {matrix['default_cuda']!r} is not a cell")
-    for python in matrix["python"]:
-        if not re.fullmatch(r"3\.\d+", python):
-            problems.append(f"Python version {python!r} must look like 3.12")
-    cells = {cell.get("cuda"): cell for cell in matrix["cells"]}
-    for entry in matrix["pull_request"]:
-        cell = cells.get(entry.get("cuda"))
-        if cell is None or entry.get("platform") not in cell.get("platforms", []):
-            problems.append(f"pull_request entry {entry} is not in the release set")
-    return problems
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="wheel matrix helpers")
     commands = parser.add_subparsers(dest="command", required=True)
-    matrix = commands.add_parser("matrix", help="print the build matrix as JSON")
-    matrix.add_argument("set", choices=MATRIX_SETS)
-    matrix.add_argument("--file", type=Path, default=MATRIX_FILE)
+    matrix_command = commands.add_parser("matrix", help="print the jobs as JSON")
+    matrix_command.add_argument("set", choices=MATRIX_SETS)
+    test_torch = commands.add_parser("test-torch", help="print the test torches of a platform")
+    test_torch.add_argument("platform", choices=PLATFORMS)
+    index = commands.add_parser("index", help="print the index of a torch build")
+    index.add_argument("build", metavar="VERSION:CUDA")
+    index.add_argument("--platform", choices=PLATFORMS, default="manylinux_x86_64")
+    check = commands.add_parser("check", help="print the matrix's problems")
+    for command in (matrix_command, test_torch, check):
+        command.add_argument("--file", type=Path, default=MATRIX_FILE)
+    check.add_argument("--builds", type=Path, default=BUILDS_FILE)
     commands.add_parser("version", help="print the release number from pyproject.toml")
     args = parser.parse_args(argv)
 
-    release_version = project_settings()["version"]
     if args.command == "version":
-        print(release_version)
+        print(project_settings()["version"])
+        return 0
+    builds = load_builds(getattr(args, "builds", BUILDS_FILE))
+    if args.command == "index":
+        try:
+            print(index_url(builds, *parse_torch_build(args.build), args.platform))
+        except ValueError as error:
+            print(f"wheel_matrix.py: {error}", file=sys.stderr)
+            return 2
         return 0
     data = load_matrix(args.file)
-    problems = matrix_problems(data)
+    problems = matrix_problems(data, builds)
     if problems:
-        print("\n".join(f"{args.file}: {problem}" for problem in problems), file=sys.stderr)
+        print("\n".join(f"{args.file.name}: {problem}" for problem in problems), file=sys.stderr)
         return 1
-    rows = matrix_rows(data, args.set, release_version)
-    print(json.dumps({"include": rows}, separators=(",", ":")))
+    if args.command == "check":
+        print(f"{args.file.name}: agrees with {BUILDS_FILE.name}")
+    elif args.command == "test-torch":
+        for entry in data["test_torch"]:
+            print(f"{entry['torch']}:{entry['cuda']}")
+    else:
+        rows = matrix_rows(data, args.set, project_settings()["version"])
+        print(json.dumps({"include": rows}, separators=(",", ":")))
     return 0
 
 

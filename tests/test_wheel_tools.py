@@ -61,38 +61,26 @@ def architecture_rules(*defines: str) -> subprocess.CompletedProcess:
 
 
 @needs_tomllib
-def test_release_set_is_one_portable_wheel_per_cell_and_platform():
+def test_release_set_is_one_portable_wheel_per_platform():
     matrix = json.loads(MATRIX_FILE.read_text())
     rows = matrix_rows("release")
-    assert [(row["cuda"], row["platform"]) for row in rows] == [
-        (cell["cuda"], platform) for cell in matrix["cells"] for platform in cell["platforms"]
-    ]
+    assert [row["platform"] for row in rows] == matrix["platforms"]
     assert len({row["artifact"] for row in rows}) == len(rows)
     oldest, newest = matrix["python"][0], matrix["python"][-1]
+    toolkits = sorted(matrix["cuda_libraries"], key=lambda t: tuple(map(int, t.split("."))))
     for row in rows:
         # Built under the oldest CPython, tested there and under the newest.
         assert row["identifiers"].split() == [
             f"cp{p.replace('.', '')}-{row['platform']}" for p in (oldest, newest)
         ]
-        cell = next(c for c in matrix["cells"] if c["cuda"] == row["cuda"])
-        assert row["test_torch"].split() == cell["test_torch"]
+        # The wheel build compiles the newest toolkit's library, the others come first.
+        assert [*row["other_cuda"].split(), row["cuda"]] == toolkits
+        assert row["build_torch"] == matrix["build_torch"]
+        assert row["version"] == release_version()
         assert row["runner"] == (
             "ubuntu-24.04-arm" if row["arch"] == "aarch64" else "ubuntu-latest"
         )
     assert {row["arch"] for row in rows} == {"x86_64", "aarch64"}
-
-
-@needs_tomllib
-def test_rows_carry_label_version_and_channel():
-    default_cuda = json.loads(MATRIX_FILE.read_text())["default_cuda"]
-    base = release_version()
-    for row in matrix_rows("release"):
-        default = row["cuda"] == default_cuda
-        label = "" if default else "cu" + row["cuda"].replace(".", "")
-        assert row["label"] == label
-        assert row["version"] == (base if default else f"{base}+{label}")
-        assert row["channel"] == ("pypi" if default else "release")
-        assert row["artifact"].startswith(f"wheel-{row['channel']}-cu")
 
 
 @needs_tomllib
@@ -101,41 +89,129 @@ def test_pull_request_slice_is_part_of_the_release_set():
     pull_request = matrix_rows("pull_request")
     assert 0 < len(pull_request) < len(release)
     assert all(row in release for row in pull_request)
-    assert any(row["channel"] == "pypi" for row in pull_request)
+
+
+@needs_tomllib
+def test_matrix_agrees_with_the_table_of_pytorch_builds():
+    ran = packaging_script("wheel_matrix.py", "check")
+    assert output(ran).strip() == "wheel-matrix.json: agrees with pytorch_cuda_builds.json"
 
 
 @needs_tomllib
 @pytest.mark.parametrize(
     ("change", "problem"),
     [
-        (lambda m: m["cells"][0].update(index="https://download.pytorch.org/whl/cu999"), "index"),
-        (lambda m: m["cells"][0].update(archs="80;90"), "unknown key 'archs'"),
-        (lambda m: m["cells"][0].update(torch="2.14"), "expected a release like 2.14.1"),
         (
-            lambda m: m["pull_request"].append({"cuda": "12.6", "platform": "manylinux_aarch64"}),
-            "release set",
+            lambda m: m["test_torch"].append({"torch": "2.14.1", "cuda": "12.8"}),
+            "test_torch 2.14.1:12.8: PyTorch does not publish torch 2.14.1 for CUDA 12.8 (the "
+            "table lists CUDA 12.6, 13.0, 13.2 for 2.14)",
         ),
-        (lambda m: m["cells"][0].update(test_torch=["2.10"]), "test_torch must list releases"),
-        (lambda m: m["cells"][0].update(platforms=["win_amd64"]), "platforms ['win_amd64']"),
-        (lambda m: m.update(default_cuda="12.7"), "default_cuda '12.7' is not a cell"),
+        (
+            lambda m: m["test_torch"].append({"torch": "2.12.0", "cuda": "12.8"}),
+            "PyTorch does not publish torch 2.12.0 for CUDA 12.8",
+        ),
+        (
+            lambda m: m["test_torch"].append({"torch": "2.16.0", "cuda": "13.2"}),
+            "the table of PyTorch builds has no torch 2.16 series",
+        ),
+        (
+            lambda m: m.update(test_torch=[e for e in m["test_torch"] if e["torch"] != "2.15.0"]),
+            "torch 2.15, the newest series on the table, is not tested (test_torch)",
+        ),
+        (
+            lambda m: m.update(test_torch=[e for e in m["test_torch"] if e["torch"] != "2.10.0"]),
+            "torch 2.10, the oldest series vecadd claims, is not tested (test_torch)",
+        ),
+        (
+            lambda m: m.update(test_torch=[e for e in m["test_torch"] if e["cuda"] != "cpu"]),
+            "no CPU-only torch is tested",
+        ),
+        (
+            lambda m: m.update(cuda_libraries=["13.0"]),
+            "PyTorch publishes CUDA 12 builds (12.6, 12.8) but cuda_libraries ['13.0'] has no "
+            "CUDA 12 toolkit",
+        ),
+        (
+            lambda m: m.update(cuda_libraries=["12.8", "13.0"]),
+            "cuda_libraries builds CUDA 12 with 12.8, newer than the CUDA 12.6 runtime",
+        ),
+        (lambda m: m.update(cuda_libraries=["12.6", "12.8"]), "names a CUDA major twice"),
+        (lambda m: m.update(build_torch="2.14.1+cu128"), "build_torch '2.14.1+cu128'"),
+        (lambda m: m.update(pull_request=["win_amd64"]), "pull_request platform 'win_amd64'"),
+        (lambda m: m.update(archs="80;90"), "unknown key 'archs'"),
     ],
-    ids=["index", "archs", "torch", "pull-request", "test-torch", "platform", "default"],
+    ids=[
+        "unpublished-pair",
+        "removed-cuda",
+        "unknown-series",
+        "newest-untested",
+        "oldest-untested",
+        "no-cpu",
+        "missing-major",
+        "toolkit-too-new",
+        "major-twice",
+        "build-torch",
+        "pull-request",
+        "unknown-key",
+    ],
 )
 def test_broken_matrix_is_refused(tmp_path, change, problem):
     matrix = json.loads(MATRIX_FILE.read_text())
     change(matrix)
     broken = tmp_path / "wheel-matrix.json"
     broken.write_text(json.dumps(matrix))
-    ran = packaging_script("wheel_matrix.py", "matrix", "release", "--file", broken)
+    for command in (("matrix", "release"), ("check",)):
+        ran = packaging_script("wheel_matrix.py", *command, "--file", broken)
+        assert ran.returncode == 1
+        assert ran.stdout == ""
+        assert problem in " ".join(ran.stderr.split())
+
+
+@needs_tomllib
+def test_a_new_series_on_the_table_must_be_tested(tmp_path):
+    """Recording the next torch series fails the check until the matrix tests it."""
+    builds = json.loads((PACKAGING / "pytorch_cuda_builds.json").read_text())
+    builds["series"]["2.16"] = {
+        "releases": ["2.16.0"],
+        "cuda": ["13.0", "13.2"],
+        "pypi": {"x86_64": "13.2", "aarch64": "13.2"},
+        "cpu": True,
+        "status": "planned",
+        "sources": [],
+    }
+    table = tmp_path / "builds.json"
+    table.write_text(json.dumps(builds))
+    ran = packaging_script("wheel_matrix.py", "check", "--builds", table)
     assert ran.returncode == 1
-    assert ran.stdout == ""
-    assert problem in ran.stderr
+    assert "torch 2.16, the newest series on the table, is not tested" in ran.stderr
+
+
+@needs_tomllib
+@pytest.mark.parametrize(
+    ("build", "index"),
+    [
+        ("2.10.0:12.8", "https://pypi.org/simple"),
+        ("2.10.0:12.6", "https://download.pytorch.org/whl/cu126"),
+        ("2.15.0:13.2", "https://pypi.org/simple"),
+        ("2.15.0:cpu", "https://download.pytorch.org/whl/cpu"),
+    ],
+)
+def test_each_torch_build_comes_from_its_index(build, index):
+    assert output(packaging_script("wheel_matrix.py", "index", build)).strip() == index
+
+
+@needs_tomllib
+def test_the_aarch64_pypi_torch_of_2_10_is_cpu_only():
+    ran = packaging_script(
+        "wheel_matrix.py", "index", "2.10.0:12.8", "--platform", "manylinux_aarch64"
+    )
+    assert output(ran).strip() == "https://download.pytorch.org/whl/cu128"
 
 
 @needs_cmake
-def test_every_cell_toolkit_has_a_default_list():
-    for cell in json.loads(MATRIX_FILE.read_text())["cells"]:
-        ran = architecture_rules(f"-DCUDA_VERSION={cell['cuda']}")
+def test_every_cuda_library_toolkit_has_a_default_list():
+    for toolkit in json.loads(MATRIX_FILE.read_text())["cuda_libraries"]:
+        ran = architecture_rules(f"-DCUDA_VERSION={toolkit}")
         assert ran.returncode == 0, ran.stderr
         default = dict(line.split("=", 1) for line in ran.stdout.splitlines())["default"]
         entries = default.split(";")
@@ -216,8 +292,10 @@ def fake_wheel(
     requires: list[str],
     library: Path | None,
     tag: str = "cp311-cp311",
+    cuda: dict[str, str] | None = None,
 ) -> Path:
-    """A wheel-shaped zip: METADATA and, optionally, a kernel library."""
+    """A wheel-shaped zip: METADATA, optionally the core library and, for each toolkit of
+    `cuda` (toolkit: the list it claims to be compiled for), a CUDA library (`library` again)."""
     wheel = directory / f"vecadd-{version}-{tag}-manylinux_2_28_x86_64.whl"
     metadata = "".join(
         ["Metadata-Version: 2.4\nName: vecadd\n", f"Version: {version}\n"]
@@ -227,6 +305,14 @@ def fake_wheel(
         archive.writestr(f"vecadd-{version}.dist-info/METADATA", metadata + "\nreadme\n")
         if library is not None:
             archive.write(library, "vecadd/lib/libvecadd.so")
+        for toolkit, archs in (cuda or {}).items():
+            folder = f"vecadd/lib/cuda{toolkit.split('.')[0]}"
+            archive.write(library, f"{folder}/libvecadd_cuda.so")
+            description = {"vecadd_version": version, "cuda_version": toolkit}
+            archive.writestr(
+                f"{folder}/cuda_library.json",
+                json.dumps({**description, "cuda_architectures": archs}),
+            )
     return wheel
 
 
@@ -250,9 +336,9 @@ def check_wheel(wheel: Path, version: str, torch: str, *arguments: str, abi: str
 
 def test_check_wheel_accepts_a_matching_cpu_wheel(tmp_path, library_without_cuda):
     wheel = fake_wheel(tmp_path, "0.1.0+cpu", ["torch==2.13.*"], library_without_cuda)
-    ran = check_wheel(wheel, "0.1.0+cpu", "2.13.0+cpu", "--archs", "")
+    ran = check_wheel(wheel, "0.1.0+cpu", "2.13.0+cpu", "--cuda", "none")
     assert output(ran).strip() == (
-        f"{wheel.name}: ok (native build, version 0.1.0+cpu, torch==2.13.*)"
+        f"{wheel.name}: ok (native build, version 0.1.0+cpu, torch==2.13.*, no CUDA library)"
     )
 
 
@@ -260,9 +346,11 @@ def test_check_wheel_accepts_a_portable_wheel_and_refuses_a_cpython_tag(
     tmp_path, library_without_cuda
 ):
     portable = fake_wheel(tmp_path, "0.2.0", ["torch>=2.10"], library_without_cuda, "py3-none")
-    arguments = ("0.2.0", "2.14.1", "--archs", "")
+    arguments = ("0.2.0", "2.14.1", "--cuda", "none")
     ran = check_wheel(portable, *arguments, abi="stable")
-    assert output(ran).strip() == f"{portable.name}: ok (stable build, version 0.2.0, torch>=2.10)"
+    assert output(ran).strip() == (
+        f"{portable.name}: ok (stable build, version 0.2.0, torch>=2.10, no CUDA library)"
+    )
     tied = fake_wheel(tmp_path, "0.2.0", ["torch==2.14.*"], library_without_cuda)
     ran = check_wheel(tied, *arguments, abi="stable")
     assert ran.returncode == 1
@@ -274,7 +362,7 @@ def test_check_wheel_accepts_a_portable_wheel_and_refuses_a_cpython_tag(
 
 def test_check_wheel_names_each_problem(tmp_path, library_without_cuda):
     wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.13.*"], library_without_cuda)
-    ran = check_wheel(wheel, "0.1.0+cu128", "2.14.1", "--archs", "")
+    ran = check_wheel(wheel, "0.1.0+cu128", "2.14.1", "--cuda", "none")
     assert ran.returncode == 1
     assert ran.stderr.splitlines() == [
         f"{wheel.name}: file name has version 0.1.0, expected 0.1.0+cu128",
@@ -283,28 +371,46 @@ def test_check_wheel_names_each_problem(tmp_path, library_without_cuda):
     ]
 
 
-@needs_cmake
-def test_check_wheel_derives_the_list_from_the_toolkit(tmp_path, library_without_cuda):
-    """--cuda X.Y expects that toolkit's default list, as CMake's table gives it."""
-    wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.14.*"], library_without_cuda)
-    ran = check_wheel(wheel, "0.1.0", "2.14.1", "--cuda", "13.0")
+def test_check_wheel_wants_the_cpu_kernels(tmp_path):
+    wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.14.*"], None)
+    ran = check_wheel(wheel, "0.1.0", "2.14.1", "--cuda", "none")
     assert ran.returncode == 1
-    if "cuobjdump not found" in ran.stderr:
-        pytest.skip("needs cuobjdump (pip install nvidia-cuda-cuobjdump)")
+    assert "holds no vecadd/lib/libvecadd.so (the CPU kernels)" in ran.stderr
+
+
+@needs_cmake
+def test_check_wheel_wants_a_library_per_toolkit_with_its_images(tmp_path, library_without_cuda):
+    """--cuda X.Y expects that toolkit's library, compiled for that toolkit's default list (as
+    CMake's table gives it), and its fatbinary holding just those images."""
     default = dict(
         line.split("=", 1) for line in architecture_rules("-DCUDA_VERSION=13.0").stdout.split()
     )["default"]
-    reader, cuobjdump = ran.stderr.splitlines()
-    assert "vecadd/lib/libvecadd.so holds []" in reader
-    assert f"(from {default!r})" in reader
-    assert "cuobjdump lists [] in vecadd/lib/libvecadd.so" in cuobjdump
-
-
-def test_check_wheel_wants_one_kernel_library(tmp_path):
-    wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.14.*"], None)
-    ran = check_wheel(wheel, "0.1.0", "2.14.1", "--archs", "")
+    cuda = {"12.4": "80-real;90", "13.0": default}
+    wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.14.*"], library_without_cuda, cuda=cuda)
+    ran = check_wheel(wheel, "0.1.0", "2.14.1", "--cuda", "12.6", "--cuda", "13.0=90")
     assert ran.returncode == 1
-    assert "expected one vecadd/lib*/libvecadd.so in the wheel, found []" in ran.stderr
+    if "cuobjdump not found" in ran.stderr:
+        pytest.skip("needs cuobjdump (pip install nvidia-cuda-cuobjdump)")
+    problems = ran.stderr.splitlines()
+    assert problems[0].endswith(
+        "holds CUDA libraries for ['12.4', '13.0'], expected ['12.6', '13.0']"
+    )
+    assert (
+        "vecadd/lib/cuda12/libvecadd_cuda.so holds [], expected ['sm_80', 'sm_90', 'compute_90']"
+        in ran.stderr
+    )
+    assert (
+        f"vecadd/lib/cuda13/libvecadd_cuda.so was compiled for {default!r}, expected '90'"
+        in ran.stderr
+    )
+    assert "cuobjdump lists [] in vecadd/lib/cuda13/libvecadd_cuda.so" in ran.stderr
+
+
+def test_check_wheel_refuses_a_malformed_cuda_option(tmp_path, library_without_cuda):
+    wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.14.*"], library_without_cuda)
+    ran = check_wheel(wheel, "0.1.0", "2.14.1", "--cuda", "13")
+    assert ran.returncode == 2
+    assert "--cuda '13'; expected TOOLKIT like 13.0, TOOLKIT=LIST or none" in ran.stderr
 
 
 # -- the workflow --------------------------------------------------------------------------
@@ -321,10 +427,19 @@ def test_workflow_sets_exactly_the_variables_cibuildwheel_passes():
     assert sorted(set(re.findall(r"^\s+(VECADD_WHEEL_\w+):", workflow, re.M))) == sorted(passed)
 
 
-def test_workflow_actions_are_pinned():
+def test_workflow_actions_are_pinned_to_a_commit_with_its_version_named():
     for workflow in (ROOT / ".github" / "workflows").glob("*.yml"):
-        for uses in re.findall(r"uses:\s*(\S+)", workflow.read_text()):
-            assert re.fullmatch(r"[\w.-]+/[\w.-]+@(v\d+(\.\d+)*|[0-9a-f]{40})", uses), uses
+        lines = [line for line in workflow.read_text().splitlines() if "uses:" in line]
+        assert lines
+        for line in lines:
+            assert re.search(r"uses: [\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$", line), line
+
+
+def test_workflow_checkouts_keep_no_credentials():
+    for workflow in (ROOT / ".github" / "workflows").glob("*.yml"):
+        text = workflow.read_text()
+        checkouts = text.count("uses: actions/checkout@")
+        assert checkouts == text.count("persist-credentials: false"), workflow.name
 
 
 # -- the docs ------------------------------------------------------------------------------

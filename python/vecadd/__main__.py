@@ -57,15 +57,23 @@ def _info(as_json: bool) -> int:
     if as_json:
         print(json.dumps(info, indent=2))
         return 0
+    libraries = info.pop("cuda_libraries")
     for key, value in info.items():
-        print(f"{key:>14}: {value}")
-    print(f"{'torch loaded':>14}: {torch.__version__}")
+        print(f"{key:>17}: {value}")
+    print(f"{'torch loaded':>17}: {torch.__version__} (CUDA {torch.version.cuda or 'none'})")
     gpus = (
         [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
         if torch.cuda.is_available()
         else []
     )
-    print(f"{'GPUs':>14}: {', '.join(gpus) if gpus else 'none'}")
+    print(f"{'GPUs':>17}: {', '.join(gpus) if gpus else 'none'}")
+    print(f"{'CUDA libraries':>17}: {len(libraries) or 'none'}")
+    for library in libraries:
+        state = "loaded" if library["folder"] == info["cuda_library"] else "not loaded"
+        print(
+            f"{'':>17}  CUDA {library['cuda_version']} ({state}): {library['folder']}, "
+            f"{' '.join(library['cuda_archs'])}"
+        )
     return 0
 
 
@@ -82,7 +90,7 @@ def _check() -> int:
         print(f"{line}  {result.detail}" if result.detail else line)
     info = build_info()
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    note = untested_cuda_note(info["with_cuda"], info["cuda_archs"], gpus)
+    note = untested_cuda_note(info["with_cuda"], info["cuda_archs"], gpus, info["cuda_not_loaded"])
     if note is not None:
         print(f"{'cuda':>8}  {note}")
     failed = sum(not result.passed for result in results)

@@ -32,9 +32,9 @@ from ._bench_report import (
     summary_lines,
 )
 from ._bench_timing import interleaved_samples
-from ._build_config import WITH_CUDA
 from ._command_line import UNAVAILABLE, CommandLineError
 from ._dtypes import SUPPORTED_DTYPES, dtype_name
+from ._info import build_info
 from ._module import VecAdd
 from ._ops import add
 
@@ -212,10 +212,11 @@ def device_from_argument(value: str | None) -> torch.device:
         return torch.device("cpu")
     if device.type != "cuda":
         raise CommandLineError(f"--device {value!r}: vecadd runs on cpu and cuda; {expected}")
-    if not WITH_CUDA:
+    if not build_info()["with_cuda"]:
         raise CommandLineError(
-            f"--device {value!r}: this vecadd was built without CUDA; use --device cpu, "
-            "or install a CUDA build of vecadd",
+            f"--device {value!r}: no CUDA kernels of vecadd are loaded "
+            f"({build_info()['cuda_not_loaded']}); use --device cpu, or install a vecadd with a "
+            "CUDA library for your torch's CUDA",
             UNAVAILABLE,
         )
     if not torch.cuda.is_available():

@@ -94,7 +94,9 @@ def check_device(device: torch.device, seed: int = 0) -> list[CheckResult]:
     return results
 
 
-def untested_cuda_note(with_cuda: bool, cuda_archs: list[str], visible_gpus: int) -> str | None:
+def untested_cuda_note(
+    with_cuda: bool, cuda_archs: list[str], visible_gpus: int, why_not: str | None = None
+) -> str | None:
     """What a run on this machine leaves untested on CUDA, or None when nothing is left."""
     if with_cuda and visible_gpus == 0:
         return (
@@ -104,8 +106,8 @@ def untested_cuda_note(with_cuda: bool, cuda_archs: list[str], visible_gpus: int
         )
     if not with_cuda and visible_gpus > 0:
         return (
-            f"CUDA GPUs not tested: {visible_gpus} visible, but this vecadd was built without "
-            "CUDA (install a CUDA build of vecadd to use them)"
+            f"CUDA GPUs not tested: {visible_gpus} visible, but no CUDA kernels of vecadd are "
+            f"loaded ({why_not or 'none found'}; python -m vecadd info lists its CUDA libraries)"
         )
     return None
 

@@ -12,20 +12,29 @@ _INSTALL_DIR = Path(_build_config.__file__).resolve().parent
 
 
 def build_info() -> dict[str, Any]:
-    """How vecadd was built: its version, which torch API its operators use (``"stable"``: the
-    LibTorch stable ABI, or ``"native"``), the torch it was built against and the torch
-    versions it loads under, the CUDA it was built with and the CUDA architectures really
-    embedded in the kernels (read from the built binary)."""
-    archs_file = _INSTALL_DIR / "cuda_archs.txt"
-    archs = archs_file.read_text().split() if archs_file.exists() else []
+    """How vecadd was built and which of its kernels this process runs: its version, which
+    torch API its operators use (``"stable"``: the LibTorch stable ABI, or ``"native"``), the
+    torch it was built against and the torch versions it loads under; the CUDA libraries it
+    holds (one per CUDA major: toolkit, folder and the CUDA architectures read from the
+    binary); which one is loaded (``cuda_version``, ``cuda_archs``, ``cuda_library``;
+    ``with_cuda`` is False when none is) and otherwise why not (``cuda_not_loaded``); and
+    the CUDA runtime libraries the process has mapped (``cuda_runtimes``: the loaded library
+    uses torch's runtime of its major)."""
+    from ._loader import cuda_state, mapped_cuda_runtimes  # loads torch: not for path queries
+
+    loaded = cuda_state.loaded
     return {
         "version": _build_config.VERSION,
         "torch_abi": _build_config.TORCH_ABI,
         "torch_version": _build_config.TORCH_VERSION,
         "torch_requirement": _build_config.TORCH_REQUIREMENT,
-        "cuda_version": _build_config.CUDA_VERSION,
-        "cuda_archs": archs,
-        "with_cuda": _build_config.WITH_CUDA,
+        "cuda_libraries": [library.describe() for library in cuda_state.libraries],
+        "with_cuda": loaded is not None,
+        "cuda_version": loaded.cuda_version if loaded else None,
+        "cuda_archs": list(loaded.archs) if loaded else [],
+        "cuda_library": str(loaded.folder) if loaded else None,
+        "cuda_not_loaded": cuda_state.why_not,
+        "cuda_runtimes": mapped_cuda_runtimes(),
     }
 
 

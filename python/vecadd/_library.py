@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from . import _build_config
-from ._loader import load_operators
+from ._loader import cuda_state, held_text, load_operators
 
 # alpha is a float: the stable ABI has no Scalar in schemas (vecadd.add checks that an int
 # alpha survives the conversion).
@@ -33,6 +33,24 @@ for _name in ("_add_without_autograd", "_add_out_without_autograd"):
 
 # vecadd._C for the native build, None for the stable one (a library torch loads).
 native_module = load_operators()
+
+
+def _refuse_cuda(*args, **kwargs):
+    device = next(
+        (a.device for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)), None
+    )
+    raise RuntimeError(
+        f"vecadd.add(): no CUDA kernels are loaded, so vecadd cannot run on {device}: "
+        f"{cuda_state.why_not} (torch {torch.__version__}, CUDA {torch.version.cuda}; this vecadd "
+        f"holds {held_text(cuda_state.libraries)}); expected a vecadd with a CUDA library for "
+        "torch's CUDA major (python -m vecadd info lists what was found)"
+    )
+
+
+# Without a CUDA library, CUDA calls get words instead of torch's "could not run" error.
+if native_module is None and cuda_state.loaded is None:
+    for _name in ("add", "add.out", "_add_without_autograd", "_add_out_without_autograd"):
+        _definitions.impl(_name, _refuse_cuda, "CUDA")
 
 from . import _fake  # noqa: E402, F401  (registers the fake kernels)
 

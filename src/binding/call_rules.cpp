@@ -61,7 +61,7 @@ Problem launch_problem(cudaError_t status, int device_index, const std::string& 
   return {ErrorKind::kRuntime,
           std::string(kOp) + ": this build of vecadd holds no CUDA code that can run on " + device +
               " (" + gpu + ", compute capability " + capability +
-              "): it was compiled for CUDA architectures '" + VECADD_CUDA_ARCHITECTURES +
+              "): it was compiled for CUDA architectures '" + vecadd::cuda_architectures() +
               "' (vecadd.build_info()['cuda_archs'] lists them) and the driver reports: " +
               cudaGetErrorString(status) +
               ". Rebuild vecadd for this GPU from its source, e.g.\n  pip install "

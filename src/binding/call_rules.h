@@ -17,6 +17,9 @@
 #include "vecadd/plan.h"
 #include "vecadd/result_layout.h"
 #include "vecadd/vecadd.h"
+#if VECADD_WITH_CUDA
+#include "vecadd/cuda.h"
+#endif
 
 namespace vecadd::binding {
 

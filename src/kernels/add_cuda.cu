@@ -12,7 +12,7 @@
 #include "outer_loop.h"
 #include "pack.cuh"
 #include "strided_index.cuh"
-#include "vecadd/vecadd.h"
+#include "vecadd/cuda.h"
 
 namespace vecadd {
 namespace {
@@ -285,6 +285,10 @@ cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& 
                              alpha_t<T> alpha, cudaStream_t stream) {
   return add_cuda(x, y, z, plan_add(x, y, z, layout, sizeof(T)), alpha, stream);
 }
+
+// Both from CMake, which compiled this library for that toolkit and list.
+const char* cuda_architectures() { return VECADD_CUDA_ARCHITECTURES_TEXT; }
+const char* cuda_toolkit_version() { return VECADD_CUDA_TOOLKIT_TEXT; }
 
 #define VECADD_INSTANTIATE_CUDA(T)                                                       \
   template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>,     \

@@ -8,6 +8,8 @@
 #include "vecadd/vecadd.h"
 
 #if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #define VECADD_HOST_DEVICE __host__ __device__ __forceinline__
 #else
 #define VECADD_HOST_DEVICE inline
@@ -16,19 +18,6 @@
 namespace vecadd::detail {
 
 // ---- 16-bit float <-> float on the host, by bits (round to nearest even, like torch) ----
-
-inline std::uint16_t bits_of(const void* value) {
-  std::uint16_t bits;
-  std::memcpy(&bits, value, sizeof bits);
-  return bits;
-}
-
-template <class Half>
-inline Half from_bits(std::uint16_t bits) {
-  Half value;
-  std::memcpy(&value, &bits, sizeof bits);
-  return value;
-}
 
 inline float float_from_bits(std::uint32_t bits) {
   float value;
@@ -128,16 +117,16 @@ struct ElementMath<float16> {
   using compute_type = float;
   VECADD_HOST_DEVICE static float load(float16 v) {
 #if defined(__CUDA_ARCH__)
-    return __half2float(v);
+    return __half2float(__ushort_as_half(v.bits));
 #else
-    return half_bits_to_float(bits_of(&v));
+    return half_bits_to_float(v.bits);
 #endif
   }
   VECADD_HOST_DEVICE static float16 store(float v) {
 #if defined(__CUDA_ARCH__)
-    return __float2half_rn(v);
+    return float16{__half_as_ushort(__float2half_rn(v))};
 #else
-    return from_bits<float16>(float_to_half_bits(v));
+    return float16{float_to_half_bits(v)};
 #endif
   }
 };
@@ -147,16 +136,16 @@ struct ElementMath<bfloat16> {
   using compute_type = float;
   VECADD_HOST_DEVICE static float load(bfloat16 v) {
 #if defined(__CUDA_ARCH__)
-    return __bfloat162float(v);
+    return __bfloat162float(__ushort_as_bfloat16(v.bits));
 #else
-    return bfloat16_bits_to_float(bits_of(&v));
+    return bfloat16_bits_to_float(v.bits);
 #endif
   }
   VECADD_HOST_DEVICE static bfloat16 store(float v) {
 #if defined(__CUDA_ARCH__)
-    return __float2bfloat16_rn(v);
+    return bfloat16{__bfloat16_as_ushort(__float2bfloat16_rn(v))};
 #else
-    return from_bits<bfloat16>(float_to_bfloat16_bits(v));
+    return bfloat16{float_to_bfloat16_bits(v)};
 #endif
   }
 };

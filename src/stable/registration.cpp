@@ -1,5 +1,5 @@
 // The vecadd kernels as the dispatcher knows them, through the LibTorch stable ABI: the shared
-// kernels (src/binding) for CPU and CUDA. The schemas are defined by vecadd's Python
+// kernels (src/binding) for CPU or for CUDA. The schemas are defined by vecadd's Python
 // face (vecadd/_library.py), as are the fake kernels and autograd, which the stable ABI
 // cannot register.
 #include <torch/csrc/stable/library.h>
@@ -34,21 +34,24 @@ void add_out_kernel(AtenTensorHandle x, AtenTensorHandle y, double alpha, AtenTe
   Kernels::add_out(StableTensor(x), StableTensor(y), alpha, StableTensor(out));
 }
 
+void register_kernels(torch::stable::detail::StableLibrary& m) {
+  m.impl("add", &add_boxed);
+  m.impl("_add_without_autograd", &add_boxed);
+  m.impl("add.out", TORCH_BOX(&add_out_kernel));
+  m.impl("_add_out_without_autograd", TORCH_BOX(&add_out_kernel));
+}
+
 }  // namespace
 }  // namespace vecadd::stable_binding
 
-STABLE_TORCH_LIBRARY_IMPL(vecadd, CPU, m) {
-  m.impl("add", &vecadd::stable_binding::add_boxed);
-  m.impl("_add_without_autograd", &vecadd::stable_binding::add_boxed);
-  m.impl("add.out", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
-  m.impl("_add_out_without_autograd", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
-}
-
+// The CPU library registers the CPU kernels, each CUDA library (one per CUDA major) the CUDA
+// ones: a CPU-only torch never loads a CUDA library.
 #if VECADD_WITH_CUDA
 STABLE_TORCH_LIBRARY_IMPL(vecadd, CUDA, m) {
-  m.impl("add", &vecadd::stable_binding::add_boxed);
-  m.impl("_add_without_autograd", &vecadd::stable_binding::add_boxed);
-  m.impl("add.out", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
-  m.impl("_add_out_without_autograd", TORCH_BOX(&vecadd::stable_binding::add_out_kernel));
+  vecadd::stable_binding::register_kernels(m);
+}
+#else
+STABLE_TORCH_LIBRARY_IMPL(vecadd, CPU, m) {
+  vecadd::stable_binding::register_kernels(m);
 }
 #endif

@@ -9,7 +9,7 @@
 
 #include "arrays.h"
 #include "check.h"
-#include "vecadd/vecadd.h"
+#include "vecadd/cuda.h"
 
 namespace {
 

@@ -1,13 +1,12 @@
-// vecadd: z = x + alpha * y over plain device or host arrays, with no PyTorch in sight.
+// vecadd: z = x + alpha * y over plain host arrays, with no PyTorch in sight.
 //
-// This header (with vecadd/plan.h, which it includes) is the whole public C++ interface of
-// the kernel library (CMake target vecadd::vecadd). It can be used from plain C++ (CPU
-// entry points) and, when the library was built with CUDA (VECADD_WITH_CUDA == 1), from
-// CUDA code as well. The Plan overloads take any shapes, strides and broadcasts:
+// This header (with vecadd/plan.h, which it includes) is the public C++ interface of the
+// kernel library (CMake target vecadd::vecadd): the planner and the CPU entry points. The
+// CUDA entry points live in vecadd/cuda.h (target vecadd::cuda), a library per CUDA major.
+// The Plan overloads take any shapes, strides and broadcasts:
 //
 //   const vecadd::Plan plan = vecadd::plan_add(x, x_shape, y, y_shape, z, z_shape);
-//   vecadd::add_cpu(x, y, z, plan, alpha);           // host arrays, on every core
-//   vecadd::add_cuda(x, y, z, plan, alpha, stream);  // or device arrays, on a stream
+//   vecadd::add_cpu(x, y, z, plan, alpha);  // host arrays, on every core
 #pragma once
 
 #include <cstdint>
@@ -15,27 +14,18 @@
 #include "vecadd/config.h"
 #include "vecadd/plan.h"
 
-#if VECADD_WITH_CUDA
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime_api.h>
-#endif
-
 namespace vecadd {
 
-#if VECADD_WITH_CUDA
-using float16 = __half;
-using bfloat16 = __nv_bfloat16;
-#else
-// Storage-only 16-bit floats with the IEEE binary16 / bfloat16 bit layouts, so that a
-// CPU-only build needs no CUDA headers; arithmetic converts to float and rounds once.
+// Storage-only 16-bit floats with the IEEE binary16 / bfloat16 bit layouts: the same types
+// with or without CUDA headers, so that every library of one vecadd shares one ABI (CUDA
+// code passes __half / __nv_bfloat16 arrays through a reinterpret_cast). Arithmetic
+// converts to float and rounds once.
 struct float16 {
   std::uint16_t bits;
 };
 struct bfloat16 {
   std::uint16_t bits;
 };
-#endif
 
 // The type alpha is passed in: float for the 16-bit floats, which compute in float (so alpha
 // keeps float's range and is not rounded to 16 bits first), the element type otherwise.
@@ -70,27 +60,6 @@ template <class T>
 void add_cpu(const T* x, const T* y, T* z, const Plan& plan, alpha_t<T> alpha,
              const ParallelFor& parallel = default_parallel_for());
 
-#if VECADD_WITH_CUDA
-// Device pointers; enqueued on `stream`. Returns the launch status (cudaSuccess, or
-// e.g. cudaErrorNoKernelImageForDevice when this build holds no code for the GPU).
-// Execution errors surface later, on the stream, as with any CUDA launch. On compute
-// capability 9.0 and newer the launch may overlap the end of the previous kernel in the
-// stream, but it reads and writes memory only after that kernel has completed.
-template <class T>
-cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, alpha_t<T> alpha,
-                     cudaStream_t stream);
-
-template <class T>
-cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& layout,
-                             alpha_t<T> alpha, cudaStream_t stream);
-
-// Runs a plan that plan_add made for these device arrays; a call with more than kMaxDims
-// merged dimensions is several launches, and the first failed one's status is returned.
-template <class T>
-cudaError_t add_cuda(const T* x, const T* y, T* z, const Plan& plan, alpha_t<T> alpha,
-                     cudaStream_t stream);
-#endif
-
 // The six element types every entry point is instantiated for.
 #define VECADD_FOR_EACH_ELEMENT_TYPE(MACRO) \
   MACRO(::vecadd::float16)                  \
@@ -108,17 +77,5 @@ cudaError_t add_cuda(const T* x, const T* y, T* z, const Plan& plan, alpha_t<T> 
                                   const ParallelFor&);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_DECLARE_CPU)
 #undef VECADD_DECLARE_CPU
-
-#if VECADD_WITH_CUDA
-#define VECADD_DECLARE_CUDA(T)                                                                  \
-  extern template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>,     \
-                                          cudaStream_t);                                        \
-  extern template cudaError_t add_strided_cuda<T>(const T*, const T*, T*, const StridedLayout&, \
-                                                  alpha_t<T>, cudaStream_t);                    \
-  extern template cudaError_t add_cuda<T>(const T*, const T*, T*, const Plan&, alpha_t<T>,      \
-                                          cudaStream_t);
-VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_DECLARE_CUDA)
-#undef VECADD_DECLARE_CUDA
-#endif
 
 }  // namespace vecadd

@@ -1,0 +1,55 @@
+// vecadd's CUDA entry points: z = x + alpha * y over device arrays, enqueued on a stream.
+//
+// The library behind this header (CMake target vecadd::cuda) is built once per CUDA major;
+// it shares vecadd/vecadd.h's types and planner (vecadd::vecadd), and links the CUDA runtime
+// of its major. 16-bit floats are vecadd::float16 / vecadd::bfloat16: pass __half or
+// __nv_bfloat16 arrays with a reinterpret_cast (the same bits).
+//
+//   const vecadd::Plan plan = vecadd::plan_add(x, x_shape, y, y_shape, z, z_shape);
+//   cudaError_t status = vecadd::add_cuda(x, y, z, plan, alpha, stream);
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "vecadd/vecadd.h"
+
+namespace vecadd {
+
+// Device pointers; enqueued on `stream`. Returns the launch status (cudaSuccess, or
+// e.g. cudaErrorNoKernelImageForDevice when this build holds no code for the GPU).
+// Execution errors surface later, on the stream, as with any CUDA launch. On compute
+// capability 9.0 and newer the launch may overlap the end of the previous kernel in the
+// stream, but it reads and writes memory only after that kernel has completed.
+template <class T>
+cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, alpha_t<T> alpha,
+                     cudaStream_t stream);
+
+template <class T>
+cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& layout,
+                             alpha_t<T> alpha, cudaStream_t stream);
+
+// Runs a plan that plan_add made for these device arrays; a call with more than kMaxDims
+// merged dimensions is several launches, and the first failed one's status is returned.
+template <class T>
+cudaError_t add_cuda(const T* x, const T* y, T* z, const Plan& plan, alpha_t<T> alpha,
+                     cudaStream_t stream);
+
+// The CUDA architectures this library was compiled for, in CMake's syntax ("80-real;90").
+const char* cuda_architectures();
+
+// The CUDA toolkit release it was compiled with ("12.4").
+const char* cuda_toolkit_version();
+
+#define VECADD_DECLARE_CUDA(T)                                                                  \
+  extern template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>,     \
+                                          cudaStream_t);                                        \
+  extern template cudaError_t add_strided_cuda<T>(const T*, const T*, T*, const StridedLayout&, \
+                                                  alpha_t<T>, cudaStream_t);                    \
+  extern template cudaError_t add_cuda<T>(const T*, const T*, T*, const Plan&, alpha_t<T>,      \
+                                          cudaStream_t);
+VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_DECLARE_CUDA)
+#undef VECADD_DECLARE_CUDA
+
+}  // namespace vecadd
