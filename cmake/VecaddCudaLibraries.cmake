@@ -29,6 +29,15 @@ macro(vecadd_add_cuda_kernels target)
   set(VECADD_CUDA_LIBRARY_DIR "cuda${VECADD_CUDA_MAJOR}")
   set(VECADD_CUDA_BUILD_DIR "${CMAKE_CURRENT_BINARY_DIR}/${VECADD_CUDA_LIBRARY_DIR}")
   add_library(${target} SHARED src/kernels/add_cuda.cu src/kernels/launch.cu)
+  if(VECADD_CUDA_RUNTIME STREQUAL "static")
+    # A runtime of its own, hidden: its symbols must not stand in for torch's runtime.
+    set_target_properties(${target} PROPERTIES CUDA_RUNTIME_LIBRARY Static)
+    target_link_libraries(${target} PRIVATE CUDA::cudart_static)
+    target_link_options(${target} PRIVATE "LINKER:--exclude-libs,ALL")
+  else()
+    set_target_properties(${target} PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+    target_link_libraries(${target} PUBLIC CUDA::cudart)
+  endif()
   add_library(vecadd::cuda ALIAS ${target})
   string(REPLACE ";" " " _vecadd_archs_text "${VECADD_CUDA_ARCHITECTURES}")
   set_target_properties(${target} PROPERTIES
@@ -42,7 +51,7 @@ macro(vecadd_add_cuda_kernels target)
     CXX_EXTENSIONS OFF)
   # vecadd::vecadd by name once installed: it is exported with the core, not with this library.
   target_link_libraries(${target}
-    PUBLIC "$<BUILD_INTERFACE:vecadd_kernels>" CUDA::cudart
+    PUBLIC "$<BUILD_INTERFACE:vecadd_kernels>"
     INTERFACE "$<INSTALL_INTERFACE:vecadd::vecadd>")
   target_compile_definitions(${target}
     PUBLIC VECADD_WITH_CUDA=1
@@ -55,7 +64,8 @@ macro(vecadd_add_cuda_kernels target)
 {
   "vecadd_version": "@PROJECT_VERSION@",
   "cuda_version": "@VECADD_CUDA_VERSION@",
-  "cuda_architectures": "@VECADD_CUDA_ARCHITECTURES@"
+  "cuda_architectures": "@VECADD_CUDA_ARCHITECTURES@",
+  "cuda_runtime": "@VECADD_CUDA_RUNTIME@"
 }
 ]] @ONLY)
   # What the fatbinary really holds (sm_XX / compute_XX), read back after each link.

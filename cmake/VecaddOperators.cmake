@@ -26,7 +26,10 @@ function(vecadd_add_stable_operators target cuda_target)
   find_library(VECADD_TORCH_CPU_LIBRARY torch_cpu
     PATHS "${VECADD_TORCH_LIBRARY_DIR}" NO_DEFAULT_PATH REQUIRED)
 
-  set(_targets ${target})
+  set(_targets "")
+  if(NOT VECADD_CUDA_LIBRARY_ONLY)
+    list(APPEND _targets ${target})
+  endif()
   if(VECADD_WITH_CUDA)
     list(APPEND _targets ${cuda_target})
   endif()
@@ -45,9 +48,11 @@ function(vecadd_add_stable_operators target cuda_target)
     target_compile_definitions(${_target} PRIVATE "TORCH_TARGET_VERSION=${_target_version}")
     target_link_libraries(${_target} PRIVATE vecadd_kernels "${VECADD_TORCH_CPU_LIBRARY}")
   endforeach()
-  set_target_properties(${target} PROPERTIES
-    OUTPUT_NAME vecadd_stable_ops
-    INSTALL_RPATH "$ORIGIN")
+  if(TARGET ${target})
+    set_target_properties(${target} PROPERTIES
+      OUTPUT_NAME vecadd_stable_ops
+      INSTALL_RPATH "$ORIGIN")
+  endif()
   if(VECADD_WITH_CUDA)
     # The CUDA shims (the current stream) are declared only with USE_CUDA and live in torch_cuda.
     find_library(VECADD_TORCH_CUDA_LIBRARY torch_cuda
@@ -57,8 +62,7 @@ function(vecadd_add_stable_operators target cuda_target)
       LIBRARY_OUTPUT_DIRECTORY "${VECADD_CUDA_BUILD_DIR}"
       INSTALL_RPATH "$ORIGIN;$ORIGIN/..")
     target_compile_definitions(${cuda_target} PRIVATE USE_CUDA)
-    target_link_libraries(${cuda_target} PRIVATE vecadd_cuda_kernels "${VECADD_TORCH_CUDA_LIBRARY}"
-      CUDA::cudart)
+    target_link_libraries(${cuda_target} PRIVATE vecadd_cuda_kernels "${VECADD_TORCH_CUDA_LIBRARY}")
   endif()
   set(VECADD_STABLE_TORCH_MINIMUM "${_minimum}" PARENT_SCOPE)
 endfunction()

@@ -2,6 +2,7 @@
 
     python packaging/build_cuda_library.py --nvcc NVCC --prefix PREFIX
         [--torch-root DIR] [--build-dir DIR] [--system-root ROOT] [--host-compiler CXX]
+        [--cuda-runtime shared|static]
 
 Configures this checkout with VECADD_CUDA_LIBRARY_ONLY=ON and CMAKE_CUDA_COMPILER=NVCC against
 the torch package at --torch-root (default: the importable torch's folder), builds it and
@@ -33,7 +34,12 @@ def torch_folder() -> Path:
 
 
 def cmake_steps(
-    nvcc: str, prefix: Path, torch_root: Path, build_dir: Path, host_compiler: str | None
+    nvcc: str,
+    prefix: Path,
+    torch_root: Path,
+    build_dir: Path,
+    host_compiler: str | None,
+    cuda_runtime: str = "shared",
 ) -> list[list[str]]:
     configure = [
         "cmake",
@@ -51,6 +57,7 @@ def cmake_steps(
         f"-DCMAKE_CUDA_COMPILER={nvcc}",
         f"-DVECADD_TORCH_ROOT={torch_root}",
         f"-DCMAKE_INSTALL_PREFIX={prefix}",
+        f"-DVECADD_CUDA_RUNTIME={cuda_runtime}",
     ]
     if host_compiler:
         configure += [
@@ -91,6 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build-dir", type=Path, help="default: PREFIX/build")
     parser.add_argument("--system-root", type=Path, help="run the build inside this root (chroot)")
     parser.add_argument("--host-compiler", help="the C++ compiler nvcc and CMake use")
+    parser.add_argument(
+        "--cuda-runtime",
+        choices=("shared", "static"),
+        default="shared",
+        help="link the CUDA runtime shared (torch's own, the default) or statically",
+    )
     args = parser.parse_args(argv)
 
     prefix = args.prefix.resolve()
@@ -102,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     prefix.mkdir(parents=True, exist_ok=True)
     build_dir.mkdir(parents=True, exist_ok=True)
-    steps = cmake_steps(args.nvcc, prefix, torch_root, build_dir, args.host_compiler)
+    steps = cmake_steps(
+        args.nvcc, prefix, torch_root, build_dir, args.host_compiler, args.cuda_runtime
+    )
     if args.system_root is not None:
         commands = [
             inside(args.system_root.resolve(), [ROOT, torch_root, prefix, build_dir], steps)

@@ -75,7 +75,8 @@ def configure_and_build(
     env: dict[str, str] | None = None,
     nvcc: str | None = None,
 ) -> tuple[subprocess.CompletedProcess, Path]:
-    """Configure the kernel library alone (no torch) and build it; returns (configure, lib)."""
+    """Configure the kernel libraries alone (no torch) and build the CUDA one; returns
+    (configure, the CUDA library)."""
     build = tmp_path / "build"
     environment = environment_without_arch_list(**(env or {}))
     configure = cmake_configure(
@@ -88,8 +89,9 @@ def configure_and_build(
         env=environment,
     )
     if configure.returncode == 0:
-        cmake_build(build, "--target", "vecadd_kernels", env=environment)
-    return configure, build / "libvecadd.so"
+        cmake_build(build, "--target", "vecadd_cuda_kernels", env=environment)
+    libraries = list(build.glob("cuda*/libvecadd_cuda.so"))
+    return configure, libraries[0] if len(libraries) == 1 else build / "cudaN/libvecadd_cuda.so"
 
 
 def assert_embedded(library: Path, expected: list[str]) -> None:
@@ -196,7 +198,7 @@ def test_torch_gencode_flags_do_not_leak(tmp_path, abi):
     assert configure.returncode == 0, configure.stdout + configure.stderr
     ninja = (build / "build.ninja").read_text()
     flags = re.findall(
-        r"build CMakeFiles/vecadd_kernels\.dir/src/kernels/add_cuda\.cu\.o.*?\n  FLAGS = (.*?)\n",
+        r"build CMakeFiles/vecadd_cuda_kernels\.dir/src/kernels/add_cuda\.cu\.o.*?\n  FLAGS = (.*?)\n",
         ninja,
         re.S,
     )

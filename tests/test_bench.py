@@ -131,9 +131,11 @@ def test_interleaved_rounds_rotate_which_candidate_runs_first():
     assert interleaved_medians(["a", "b", "c"], measure, rounds=3) == [9, 7, 8]
 
 
-# Why cuda cannot be benchmarked with CUDA_VISIBLE_DEVICES="", by how vecadd was built.
+# Why cuda cannot be benchmarked with CUDA_VISIBLE_DEVICES="", by whether a CUDA library loaded.
 NO_CUDA_HERE = (
-    "no CUDA GPU is visible" if vecadd.build_info()["with_cuda"] else "built without CUDA"
+    "no CUDA GPU is visible"
+    if vecadd.build_info()["with_cuda"]
+    else "no CUDA kernels of vecadd are loaded"
 )
 SMALL = ("--min-log2", "10", "--max-log2", "10", "--rounds", "1", "--dtypes", "float32")
 

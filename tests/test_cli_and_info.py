@@ -39,9 +39,13 @@ def test_build_info_describes_this_build():
         "torch_abi",
         "torch_version",
         "torch_requirement",
+        "cuda_libraries",
+        "with_cuda",
         "cuda_version",
         "cuda_archs",
-        "with_cuda",
+        "cuda_library",
+        "cuda_not_loaded",
+        "cuda_runtimes",
     }
     assert info["version"] == vecadd.__version__
     assert info["torch_abi"] in ("stable", "native")
@@ -53,13 +57,19 @@ def test_build_info_describes_this_build():
     else:
         assert info["torch_requirement"] == f"torch=={major_minor(info['torch_version'])}.*"
         assert running == Version(major_minor(info["torch_version"]))
+    for library in info["cuda_libraries"]:
+        assert library["cuda_archs"], "a CUDA library must embed at least one architecture"
+        assert all(a.startswith(("sm_", "compute_")) for a in library["cuda_archs"])
     if info["with_cuda"]:
-        assert info["cuda_version"] is not None
-        assert info["cuda_archs"], "a CUDA build must embed at least one architecture"
-        assert all(a.startswith(("sm_", "compute_")) for a in info["cuda_archs"])
+        (loaded,) = [lib for lib in info["cuda_libraries"] if lib["folder"] == info["cuda_library"]]
+        assert info["cuda_version"] == loaded["cuda_version"]
+        assert info["cuda_archs"] == loaded["cuda_archs"]
+        assert info["cuda_not_loaded"] is None
     else:
         assert info["cuda_version"] is None
         assert info["cuda_archs"] == []
+        assert info["cuda_library"] is None
+        assert info["cuda_not_loaded"]
 
 
 def test_version_is_the_installed_distribution_version():
@@ -100,12 +110,13 @@ def test_headers_and_cmake_package_are_installed():
         ("stable", "2.14.1+cpu", None, "2.13.0+cpu", None, None),
         ("stable", "2.14.1+cpu", None, "3.0.0", None, None),
         ("stable", "2.14.1+cu130", "13.0", "2.9.1+cu128", "12.8", "needs torch>=2.10"),
-        ("stable", "2.14.1+cu130", "13.0", "2.13.0+cpu", None, "is a CPU-only build"),
+        # The stable build's CPU kernels load apart from its CUDA libraries.
+        ("stable", "2.14.1+cu130", "13.0", "2.13.0+cpu", None, None),
     ],
 )
 def test_torch_version_check(abi, built, built_cuda, running, running_cuda, problem):
     requirement = "torch>=2.10" if abi == "stable" else f"torch=={major_minor(built)}.*"
-    found = _loader.incompatibility(abi, requirement, built, built_cuda, running, running_cuda)
+    found = _loader.incompatibility(abi, requirement, built, running, built_cuda, running_cuda)
     if problem is None:
         assert found is None
     else:
@@ -173,7 +184,7 @@ except (RuntimeError, AssertionError) as error:
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a usable GPU")
-@pytest.mark.skipif(not vecadd.build_info()["with_cuda"], reason="needs a CUDA build of vecadd")
+@pytest.mark.skipif(not vecadd.build_info()["with_cuda"], reason="needs a CUDA library loaded")
 def test_cuda_build_on_a_machine_without_gpu():
     ran = subprocess.run(
         [sys.executable, "-c", NO_GPU_SCRIPT], capture_output=True, text=True, timeout=300
@@ -183,7 +194,7 @@ def test_cuda_build_on_a_machine_without_gpu():
     assert "cuda error: RuntimeError" in ran.stdout or "cuda error: AssertionError" in ran.stdout
 
 
-@pytest.mark.skipif(not vecadd.build_info()["with_cuda"], reason="needs a CUDA build of vecadd")
+@pytest.mark.skipif(not vecadd.build_info()["with_cuda"], reason="needs a CUDA library loaded")
 def test_cli_check_without_a_gpu_says_the_cuda_kernels_went_untested():
     ran = run_cli("check", CUDA_VISIBLE_DEVICES="")
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -197,7 +208,7 @@ def test_cli_check_without_a_gpu_says_the_cuda_kernels_went_untested():
     ("with_cuda", "gpus", "expected"),
     [
         (True, 0, "CUDA kernels built for sm_90, compute_90 but not tested"),
-        (False, 2, "built without CUDA"),
+        (False, 2, "2 visible, but no CUDA kernels of vecadd are loaded (why;"),
         (True, 1, None),
         (False, 0, None),
     ],
@@ -205,7 +216,7 @@ def test_cli_check_without_a_gpu_says_the_cuda_kernels_went_untested():
 def test_check_names_what_it_could_not_test(with_cuda, gpus, expected):
     from vecadd._check import untested_cuda_note
 
-    note = untested_cuda_note(with_cuda, ["sm_90", "compute_90"], gpus)
+    note = untested_cuda_note(with_cuda, ["sm_90", "compute_90"], gpus, "why")
     if expected is None:
         assert note is None
     else:

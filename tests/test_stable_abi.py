@@ -1,6 +1,6 @@
-"""The stable build's operator library reaches torch only through the LibTorch stable ABI: no
-torch C++ symbol, and no C shim newer than the stable minimum (torch 2.10), so that one build
-loads under every torch from 2.10 on."""
+"""The stable build's operator libraries (the CPU one and each CUDA one) reach torch only
+through the LibTorch stable ABI: no torch C++ symbol, and no C shim newer than the stable
+minimum (torch 2.10), so that one build loads under every torch from 2.10 on."""
 
 from __future__ import annotations
 
@@ -24,6 +24,17 @@ pytestmark = [
 ]
 
 
+def operator_libraries() -> list[Path]:
+    """The CPU operators and those of every CUDA library this copy holds."""
+    cuda = [lib.folder / _loader.STABLE_CUDA_LIBRARY_NAME for lib in _loader.cuda_state.libraries]
+    return [_loader.STABLE_LIBRARY, *cuda]
+
+
+LIBRARIES = pytest.mark.parametrize(
+    "library", operator_libraries(), ids=lambda path: path.parent.name + "/" + path.name
+)
+
+
 def undefined_symbols(library: Path, *, demangle: bool) -> list[str]:
     flags = ["-D", "--undefined-only"] + (["-C"] if demangle else [])
     listed = subprocess.run(
@@ -32,8 +43,8 @@ def undefined_symbols(library: Path, *, demangle: bool) -> list[str]:
     return [line.split(maxsplit=1)[1].strip() for line in listed.splitlines() if line.strip()]
 
 
-def test_library_imports_no_torch_cxx_symbol():
-    library = _loader.STABLE_LIBRARY
+@LIBRARIES
+def test_library_imports_no_torch_cxx_symbol(library):
     assert library.is_file()
     torch_cxx = [
         s for s in undefined_symbols(library, demangle=True) if s.startswith(TORCH_CXX_NAMESPACES)
@@ -43,7 +54,8 @@ def test_library_imports_no_torch_cxx_symbol():
     assert not [s for s in mangled if any(n in s for n in ("3c10", "2at", "5torch", "6caffe2"))]
 
 
-def test_library_uses_only_shims_torch_2_10_exports():
+@LIBRARIES
+def test_library_uses_only_shims_torch_2_10_exports(library):
     exported = {
         line.strip()
         for line in SHIMS_2_10.read_text().splitlines()
@@ -51,18 +63,19 @@ def test_library_uses_only_shims_torch_2_10_exports():
     }
     shims = {
         s
-        for s in undefined_symbols(_loader.STABLE_LIBRARY, demangle=False)
+        for s in undefined_symbols(library, demangle=False)
         if s.startswith(("aoti_torch_", "torch_"))
     }
     assert shims, "the library must call torch through its C shims"
     assert sorted(shims - exported) == []
 
 
-def test_library_is_not_a_python_extension():
+@LIBRARIES
+def test_library_is_not_a_python_extension(library):
     # One wheel for every CPython: nothing in the stable build calls the Python C API.
     python_calls = [
         s
-        for s in undefined_symbols(_loader.STABLE_LIBRARY, demangle=False)
+        for s in undefined_symbols(library, demangle=False)
         if s.startswith(("Py", "_Py"))
     ]
     assert python_calls == []

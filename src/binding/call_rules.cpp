@@ -49,21 +49,18 @@ Problem launch_problem(cudaError_t status, int device_index, const std::string& 
                         status == cudaErrorUnsupportedPtxVersion;
   if (!no_image) {
     return {ErrorKind::kRuntime, std::string(kOp) + ": launching the CUDA kernel on " + device +
-                                     " failed: " + cudaGetErrorString(status)};
+                                     " failed: " + vecadd::cuda_error_text(status)};
   }
-  cudaDeviceProp properties{};
-  const bool known = cudaGetDeviceProperties(&properties, device_index) == cudaSuccess;
-  const std::string gpu = known ? properties.name : "unknown GPU";
+  const vecadd::CudaDevice gpu = vecadd::describe_cuda_device(device_index);
   const std::string capability =
-      known ? std::to_string(properties.major) + "." + std::to_string(properties.minor) : "?";
-  const std::string arch =
-      known ? std::to_string(properties.major * 10 + properties.minor) : "<arch>";
+      gpu.known ? std::to_string(gpu.major) + "." + std::to_string(gpu.minor) : "?";
+  const std::string arch = gpu.known ? std::to_string(gpu.major * 10 + gpu.minor) : "<arch>";
   return {ErrorKind::kRuntime,
           std::string(kOp) + ": this build of vecadd holds no CUDA code that can run on " + device +
-              " (" + gpu + ", compute capability " + capability +
+              " (" + (gpu.known ? gpu.name : "unknown GPU") + ", compute capability " + capability +
               "): it was compiled for CUDA architectures '" + vecadd::cuda_architectures() +
               "' (vecadd.build_info()['cuda_archs'] lists them) and the driver reports: " +
-              cudaGetErrorString(status) +
+              vecadd::cuda_error_text(status) +
               ". Rebuild vecadd for this GPU from its source, e.g.\n  pip install "
               "--no-build-isolation --force-reinstall -C cmake.define.CMAKE_CUDA_ARCHITECTURES=" +
               arch + " ."};

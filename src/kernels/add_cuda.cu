@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <iterator>
 
 #include "contiguous_kernel.cuh"
 #include "element_math.h"
@@ -289,6 +290,23 @@ cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& 
 // Both from CMake, which compiled this library for that toolkit and list.
 const char* cuda_architectures() { return VECADD_CUDA_ARCHITECTURES_TEXT; }
 const char* cuda_toolkit_version() { return VECADD_CUDA_TOOLKIT_TEXT; }
+
+const char* cuda_error_text(cudaError_t status) { return cudaGetErrorString(status); }
+
+CudaDevice describe_cuda_device(int device_index) {
+  CudaDevice device;
+  cudaDeviceProp properties{};
+  if (cudaGetDeviceProperties(&properties, device_index) != cudaSuccess) {
+    cudaGetLastError();  // a failed query must not surface as a later call's error
+    return device;
+  }
+  device.known = true;
+  std::copy(std::begin(properties.name), std::end(properties.name), std::begin(device.name));
+  device.name[sizeof device.name - 1] = '\0';
+  device.major = properties.major;
+  device.minor = properties.minor;
+  return device;
+}
 
 #define VECADD_INSTANTIATE_CUDA(T)                                                       \
   template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>,     \

@@ -1,6 +1,7 @@
 // An extension of another package that builds on vecadd in the two ways downstream code can:
-// the kernel library through CMake (vecadd::vecadd: its planner and kernels) and the torch
-// operator through the dispatcher (vecadd::add).
+// the kernel library through CMake (vecadd::vecadd: its planner and CPU kernels; vecadd::cuda:
+// its CUDA kernels for torch's CUDA major) and the torch operator through the dispatcher
+// (vecadd::add).
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/empty.h>
@@ -13,6 +14,7 @@
 #if VECADD_WITH_CUDA
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <vecadd/cuda.h>
 #endif
 
 namespace {

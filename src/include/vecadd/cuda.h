@@ -42,6 +42,19 @@ const char* cuda_architectures();
 // The CUDA toolkit release it was compiled with ("12.4").
 const char* cuda_toolkit_version();
 
+// A CUDA status in the words of the runtime this library runs on (its own, when it links the
+// runtime statically, which its callers then need not link at all).
+const char* cuda_error_text(cudaError_t status);
+
+// What the runtime knows of a device: its name and compute capability (known: it answered).
+struct CudaDevice {
+  bool known = false;
+  char name[256] = {};
+  int major = 0;
+  int minor = 0;
+};
+CudaDevice describe_cuda_device(int device_index);
+
 #define VECADD_DECLARE_CUDA(T)                                                                  \
   extern template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>,     \
                                           cudaStream_t);                                        \
