@@ -198,7 +198,8 @@ def test_torch_gencode_flags_do_not_leak(tmp_path, abi):
     assert configure.returncode == 0, configure.stdout + configure.stderr
     ninja = (build / "build.ninja").read_text()
     flags = re.findall(
-        r"build CMakeFiles/vecadd_cuda_kernels\.dir/src/kernels/add_cuda\.cu\.o.*?\n  FLAGS = (.*?)\n",
+        r"build CMakeFiles/vecadd_cuda_kernels\.dir/src/kernels/add_cuda\.cu\.o.*?\n"
+        r"  FLAGS = (.*?)\n",
         ninja,
         re.S,
     )
