@@ -106,3 +106,19 @@ def test_integer_alpha_out_of_range_is_refused_by_name(device, dtype, alpha, bou
     x = torch.ones(4, dtype=dtype, device=device)
     with pytest.raises(ValueError, match=rf"argument 'alpha' is .*{dtype}.*{bounds}"):
         vecadd.add(x, x, alpha=alpha)
+
+
+@pytest.mark.parametrize("alpha", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+@pytest.mark.parametrize("out", [False, True], ids=["new", "out"])
+def test_a_bool_alpha_is_refused_as_torch_add_refuses_it(device, dtype, alpha, out):
+    """torch.add takes a bool alpha only for bool tensors, a dtype vecadd does not support."""
+    x = torch.ones(3, dtype=dtype, device=device)
+    with pytest.raises(RuntimeError):
+        torch.add(x, x, alpha=alpha)
+    keyword = {"out": torch.empty_like(x)} if out else {}
+    refused = rf"argument 'alpha' is a bool \({alpha}\); expected an int"
+    with pytest.raises(TypeError, match=refused):
+        vecadd.add(x, x, alpha=alpha, **keyword)
+    with pytest.raises(TypeError, match=r"argument 'alpha' must be a real number .* got bool"):
+        vecadd.VecAdd(alpha=alpha)

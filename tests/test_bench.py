@@ -39,7 +39,7 @@ def run_bench(*arguments: str, **environment: str) -> subprocess.CompletedProces
 
 
 def assert_one_line_error(ran: subprocess.CompletedProcess, *fragments: str) -> None:
-    assert ran.returncode != 0
+    assert ran.returncode == 2, "a refused command line exits 2, as argparse's refusals do"
     assert "Traceback" not in ran.stderr
     assert ran.stdout == "", "the benchmark ran before the error"
     lines = ran.stderr.strip().splitlines()
@@ -210,3 +210,11 @@ def test_cli_bench_bad_arguments_are_one_line_errors(arguments, fragments):
     ran = run_bench("--device", "cpu", "--rounds", "1", "--max-log2", "10", *arguments)
     assert_one_line_error(ran, *fragments)
     assert ran.returncode == 2
+
+
+def test_cli_bench_into_a_log_holds_no_progress_frames():
+    # `vecadd bench ... > log 2>&1`: progress redraws lines, which belong on a terminal only.
+    ran = run_bench("--device", "cpu", *SMALL, PYTHONUNBUFFERED="1")
+    assert ran.returncode == 0, ran.stderr
+    assert "\r" not in ran.stdout + ran.stderr
+    assert "ratio" in ran.stdout

@@ -228,7 +228,7 @@ def test_check_names_what_it_could_not_test(with_cuda, gpus, expected):
     [
         (("--cmakedir", "--includes"), "argument --includes: not allowed with argument --cmakedir"),
         (("--includes", "--cmakedir"), "argument --cmakedir: not allowed with argument --includes"),
-        (("--cmakedir", "info"), "--cmakedir prints a path and takes no command (got 'info')"),
+        (("--cmakedir", "info"), "--cmakedir prints an answer and takes no command (got 'info')"),
     ],
 )
 def test_cli_path_flags_stand_alone(arguments, complaint):
@@ -245,25 +245,45 @@ def imported_modules(importtime_log: str) -> set[str]:
     return {line.rsplit("|", 1)[1].strip() for line in lines[1:]}
 
 
-@pytest.mark.parametrize("flag", ["--cmakedir", "--includes"])
-def test_cli_paths_load_neither_torch_nor_the_compiled_module(flag):
+LIGHT_ANSWERS = {
+    "--cmakedir": lambda: vecadd.get_cmake_dir(),
+    "--includes": lambda: f"-I{vecadd.get_include()}",
+    "--version": lambda: f"vecadd {vecadd.__version__}",
+}
+
+
+def light_commands() -> list:
+    """`python -m vecadd` and, where installed, the `vecadd` console script, each run by the
+    interpreter with -X importtime."""
+    commands = [pytest.param(["-m", "vecadd"], id="python-m-vecadd")]
+    script = Path(sys.executable).parent / "vecadd"
+    if script.is_file():
+        commands.append(pytest.param([str(script)], id="vecadd-script"))
+    return commands
+
+
+@pytest.mark.parametrize("command", light_commands())
+@pytest.mark.parametrize("flag", list(LIGHT_ANSWERS))
+def test_cli_light_queries_load_neither_torch_nor_the_libraries(command, flag):
     # CMake configure steps call these: they must stay quiet and not pay for torch.
     ran = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "vecadd", flag],
+        [sys.executable, "-X", "importtime", *command, flag],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert ran.returncode == 0, ran.stderr
     modules = imported_modules(ran.stderr)
-    assert "vecadd._info" in modules, "the -X importtime log was not read"
-    heavy = sorted(m for m in modules if m == "torch" or m.startswith(("torch.", "vecadd._C")))
+    assert "vecadd._command_line" in modules, "the -X importtime log was not read"
+    loaders = ("torch.", "vecadd._C", "vecadd._loader", "vecadd._library")
+    heavy = sorted(m for m in modules if m == "torch" or m.startswith(loaders))
     assert heavy == []
-    quiet = run_cli(flag)
+    quiet = subprocess.run(
+        [sys.executable, *command, flag], capture_output=True, text=True, timeout=300
+    )
     assert quiet.returncode == 0
     assert quiet.stderr == ""
-    expected = vecadd.get_cmake_dir() if flag == "--cmakedir" else f"-I{vecadd.get_include()}"
-    assert quiet.stdout == expected + "\n"
+    assert quiet.stdout == LIGHT_ANSWERS[flag]() + "\n"
 
 
 def test_import_vecadd_still_loads_torch_and_registers_the_op():

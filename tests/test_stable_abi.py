@@ -74,9 +74,7 @@ def test_library_uses_only_shims_torch_2_10_exports(library):
 def test_library_is_not_a_python_extension(library):
     # One wheel for every CPython: nothing in the stable build calls the Python C API.
     python_calls = [
-        s
-        for s in undefined_symbols(library, demangle=False)
-        if s.startswith(("Py", "_Py"))
+        s for s in undefined_symbols(library, demangle=False) if s.startswith(("Py", "_Py"))
     ]
     assert python_calls == []
     assert vecadd._library.native_module is None

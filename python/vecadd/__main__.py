@@ -1,4 +1,5 @@
-"""Command line: ``python -m vecadd {info,check,bench}``, ``--cmakedir``, ``--includes``."""
+"""Command line: ``python -m vecadd {info,check,bench}``, ``--cmakedir``, ``--includes``,
+``--version``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ._command_line import CommandLineError, asks_only_for_a_path
+from ._command_line import PATH_FLAGS, CommandLineError, asks_only_for_a_path
 
 PROG = "python -m vecadd"
 
@@ -30,6 +31,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the include flag for vecadd's C++ headers and exit",
     )
+    paths.add_argument("--version", action="store_true", help="print vecadd's version and exit")
     commands = parser.add_subparsers(dest="command", metavar="{info,check,bench}")
     info = commands.add_parser("info", help="show how vecadd was built and what it sees")
     info.add_argument("--json", action="store_true", help="print build_info() as JSON")
@@ -42,9 +44,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _print_path(flag: str) -> int:
+    from ._build_config import VERSION
     from ._info import get_cmake_dir, get_include
 
-    print(get_cmake_dir() if flag == "--cmakedir" else f"-I{get_include()}")
+    answers = {
+        "--cmakedir": get_cmake_dir,
+        "--includes": lambda: f"-I{get_include()}",
+        "--version": lambda: f"vecadd {VERSION}",
+    }
+    print(answers[flag]())
     return 0
 
 
@@ -103,10 +111,10 @@ def _run(arguments: list[str]) -> int:
         return _print_path(arguments[0])
     parser = _parser()
     args = parser.parse_args(arguments)
-    if args.cmakedir or args.includes:
-        flag = "--cmakedir" if args.cmakedir else "--includes"
+    flag = next((f for f in PATH_FLAGS if getattr(args, f.removeprefix("--"))), None)
+    if flag is not None:
         if args.command is not None:
-            parser.error(f"{flag} prints a path and takes no command (got {args.command!r})")
+            parser.error(f"{flag} prints an answer and takes no command (got {args.command!r})")
         return _print_path(flag)
     if args.command == "info":
         return _info(args.json)

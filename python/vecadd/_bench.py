@@ -32,7 +32,7 @@ from ._bench_report import (
     summary_lines,
 )
 from ._bench_timing import interleaved_samples
-from ._command_line import UNAVAILABLE, CommandLineError
+from ._command_line import CommandLineError
 from ._dtypes import SUPPORTED_DTYPES, dtype_name
 from ._info import build_info
 from ._module import VecAdd
@@ -151,6 +151,10 @@ def measure_call_cost(
 
 
 def _progress(items: list, label: str) -> Iterator:
+    # Progress redraws a line with carriage returns: meant for a terminal, noise in a log.
+    if not sys.stderr.isatty():
+        yield from items
+        return
     try:
         from tqdm import tqdm
     except ImportError:
@@ -217,13 +221,11 @@ def device_from_argument(value: str | None) -> torch.device:
             f"--device {value!r}: no CUDA kernels of vecadd are loaded "
             f"({build_info()['cuda_not_loaded']}); use --device cpu, or install a vecadd with a "
             "CUDA library for your torch's CUDA",
-            UNAVAILABLE,
         )
     if not torch.cuda.is_available():
         raise CommandLineError(
             f"--device {value!r}: no CUDA GPU is visible here (torch.cuda.is_available() is "
             "False); use --device cpu, or run where a GPU is visible (check CUDA_VISIBLE_DEVICES)",
-            UNAVAILABLE,
         )
     count = torch.cuda.device_count()
     if device.index is not None and device.index >= count:
@@ -274,7 +276,6 @@ def check_output_files(args: argparse.Namespace) -> None:
             raise CommandLineError(
                 f"--plot {args.plot!r} needs matplotlib, which is not installed; "
                 "pip install 'vecadd[bench]' (or pip install matplotlib), or leave out --plot",
-                UNAVAILABLE,
             ) from None
 
 

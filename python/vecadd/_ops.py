@@ -43,6 +43,12 @@ _KINDS = {"TypeError: ": TypeError, "ValueError: ": ValueError}
 def _alpha_as_float(alpha: object) -> float:
     if isinstance(alpha, float):
         return alpha
+    if isinstance(alpha, bool):
+        raise TypeError(
+            f"vecadd.add(): argument 'alpha' is a bool ({alpha}); expected an int or a float "
+            "(as torch.add, which takes a bool alpha only for bool tensors, a dtype vecadd "
+            "does not support)"
+        )
     if not isinstance(alpha, int):
         raise TypeError(
             f"vecadd.add(): argument 'alpha' must be a real number (int or float), got "

@@ -13,14 +13,14 @@ namespace vecadd::torch_binding {
 namespace {
 
 // alpha as the double the schema takes, for the values that convert without a question: a
-// float, a bool, or an int a double holds exactly. Anything else goes through Python
-// (vecadd._ops), which owns the words of alpha's errors.
+// float or an int a double holds exactly. Anything else (a bool too, which vecadd refuses)
+// goes through Python (vecadd._ops), which owns the words of alpha's errors.
 bool double_from_python(PyObject* value, double& alpha) {
   if (PyFloat_CheckExact(value)) {
     alpha = PyFloat_AS_DOUBLE(value);
     return true;
   }
-  if (!PyLong_Check(value)) {  // bool is an int subclass
+  if (!PyLong_Check(value) || PyBool_Check(value)) {  // bool is an int subclass
     return false;
   }
   int overflow = 0;
