@@ -263,7 +263,7 @@ class Rehearsal:
         )
         for row in rows:
             self.packaging(
-                f"cibuildwheel options for CUDA {row['cuda']} {row['arch']} match the cell",
+                f"cibuildwheel options for {row['arch']} match the row",
                 "cibuildwheel_options.py",
                 json.dumps(row),
             )

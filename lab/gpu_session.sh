@@ -42,10 +42,12 @@ for step in $steps; do
     archs)
       run python3 -m pytest -q -ra -p no:cacheprovider -m "build" tests 2>&1 | tee "$OUT/archs.log" | tail -25 ;;
     variants)
-      # Against the installed vecadd, as downstream code builds: public header, libvecadd.so.
+      # Against the installed vecadd, as downstream code builds: public headers, its libraries.
       lib_dir=$(dirname "$(dirname "$(python3 -m vecadd --cmakedir)")")
-      run nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC $(python3 -m vecadd --includes) \
-        lab/kernel_variants.cu -L"$lib_dir" -lvecadd -Xlinker -rpath,"$lib_dir" -o /tmp/kernel_variants.so
+      cuda_dir=$(python3 -c 'import vecadd; print(vecadd.build_info()["cuda_library"])')
+      run nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -DVECADD_WITH_CUDA=1 \
+        $(python3 -m vecadd --includes) lab/kernel_variants.cu -L"$cuda_dir" -L"$lib_dir" \
+        -lvecadd_cuda -lvecadd -Xlinker -rpath,"$cuda_dir" -Xlinker -rpath,"$lib_dir" -o /tmp/kernel_variants.so
       run python3 lab/kernel_variants.py /tmp/kernel_variants.so --dtypes "${VARIANT_DTYPES:-float16,bfloat16,float32}" ${VARIANT_ARGS:-} \
         2>&1 | tee "$OUT/variants.txt" ;;
     sanitize)

@@ -2,13 +2,12 @@
 # Resource usage and load/store widths of vecadd's CUDA kernels for one arch, read from the
 # built kernel library (no GPU, no sources). Needs cuobjdump and nvdisasm on PATH (pip:
 # nvidia-cuda-cuobjdump; triton ships nvdisasm).
-# Usage: lab/kernel_report.sh [arch=90] [libvecadd.so, default: the installed vecadd's]
+# Usage: lab/kernel_report.sh [arch=90] [libvecadd_cuda.so, default: the one the installed vecadd loads]
 set -euo pipefail
 arch=${1:-90}
 library=${2:-}
 if [ -z "$library" ]; then
-  # vecadd --cmakedir is <package>/lib/cmake/vecadd; the library sits in <package>/lib.
-  library=$(dirname "$(dirname "$(python3 -m vecadd --cmakedir)")")/libvecadd.so
+  library=$(python3 -c 'import vecadd; print(vecadd.build_info()["cuda_library"])')/libvecadd_cuda.so
 fi
 [ -f "$library" ] || { echo "kernel_report: no kernel library at $library" >&2; exit 1; }
 tidy() { c++filt | sed 's/vecadd::detail:://g; s/vecadd::(anonymous namespace):://g'; }

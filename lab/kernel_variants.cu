@@ -1,11 +1,11 @@
 // Candidate contiguous kernels next to vecadd's own, built as a small shared library so that
 // lab/kernel_variants.py can time each of them next to torch.add on the same buffers. The
-// library is reached through its public header and libvecadd.so only; every other variant
+// library is reached through its public headers and its CUDA library only; every other variant
 // is written here (no torch in here):
-//   nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC $(python3 -m vecadd --includes) \
-//        lab/kernel_variants.cu -L<vecadd>/lib -lvecadd -Xlinker -rpath,<vecadd>/lib \
-//        -o kernel_variants.so
-// where <vecadd> is the installed package's directory (lab/gpu_session.sh variants does this).
+//   nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -DVECADD_WITH_CUDA=1 \
+//        $(python3 -m vecadd --includes) lab/kernel_variants.cu -L<lib>/cudaN -L<lib> \
+//        -lvecadd_cuda -lvecadd -Xlinker -rpath,<lib>/cudaN -Xlinker -rpath,<lib> -o kernel_variants.so
+// where <lib> is the installed package's lib folder (lab/gpu_session.sh variants does this).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -13,7 +13,9 @@
 #include <iterator>
 #include <type_traits>
 
-#include <vecadd/vecadd.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <vecadd/cuda.h>
 
 #if !VECADD_WITH_CUDA
 #error "kernel_variants needs a vecadd built with CUDA (VECADD_WITH_CUDA == 1)"
@@ -53,9 +55,32 @@ struct Compute<std::int64_t> {
 template <class T>
 using compute_t = typename Compute<T>::type;
 
+// The library's 16-bit types are storage only: convert by their bits.
+template <class T>
+__host__ __device__ __forceinline__ compute_t<T> widen(T value) {
+  if constexpr (std::is_same_v<T, vecadd::float16>) {
+    return __half2float(__ushort_as_half(value.bits));
+  } else if constexpr (std::is_same_v<T, vecadd::bfloat16>) {
+    return __bfloat162float(__ushort_as_bfloat16(value.bits));
+  } else {
+    return static_cast<compute_t<T>>(value);
+  }
+}
+
+template <class T>
+__host__ __device__ __forceinline__ T narrow(compute_t<T> value) {
+  if constexpr (std::is_same_v<T, vecadd::float16>) {
+    return T{__half_as_ushort(__float2half_rn(value))};
+  } else if constexpr (std::is_same_v<T, vecadd::bfloat16>) {
+    return T{__bfloat16_as_ushort(__float2bfloat16_rn(value))};
+  } else {
+    return static_cast<T>(value);
+  }
+}
+
 template <class T>
 __device__ __forceinline__ T add_scaled(T x, T y, compute_t<T> alpha) {
-  return static_cast<T>(static_cast<compute_t<T>>(x) + alpha * static_cast<compute_t<T>>(y));
+  return narrow<T>(widen(x) + alpha * widen(y));
 }
 
 // ---- What a variant may change: launch shape, cache hints, carve-out, launch order ----
@@ -221,14 +246,18 @@ cudaError_t launch(const T* x, const T* y, T* z, std::int64_t n, T alpha, cudaSt
     config.numAttrs = 1;
   }
   // The alpha the library would see: rounded to T, then widened to the compute type.
-  return cudaLaunchKernelEx(&config, kKernel, x, y, z, static_cast<int>(n),
-                            static_cast<compute_t<T>>(alpha), kOrder);
+  return cudaLaunchKernelEx(&config, kKernel, x, y, z, static_cast<int>(n), widen(alpha),
+                            kOrder);
 }
 
 template <class T>
 cudaError_t launch_library(const T* x, const T* y, T* z, std::int64_t n, T alpha,
                            cudaStream_t stream) {
-  return vecadd::add_cuda<T>(x, y, z, n, alpha, stream);
+  if constexpr (std::is_integral_v<T>) {
+    return vecadd::add_cuda<T>(x, y, z, n, alpha, stream);
+  } else {
+    return vecadd::add_cuda<T>(x, y, z, n, widen(alpha), stream);
+  }
 }
 
 // The launch-order sweep's shapes; Unaligned (four single elements) is the library's fallback.
@@ -313,7 +342,7 @@ T element_from(double value) {
   if constexpr (std::is_integral_v<T>) {
     return static_cast<T>(value);
   } else {
-    return T(value);
+    return narrow<T>(static_cast<compute_t<T>>(value));
   }
 }
 

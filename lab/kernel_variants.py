@@ -4,7 +4,7 @@
     python lab/kernel_variants.py kernel_variants.so --dtypes float16,float32 --modes chain,cold
 
 kernel_variants.so comes from lab/kernel_variants.cu, which reaches vecadd only through its
-public header and libvecadd.so (its build line is in that file). Each cell is torch.add(x, y,
+public headers and its CUDA library (its build line is in that file). Each cell is torch.add(x, y,
 out=z)'s time divided by the variant's (above 1: the variant is faster), the median of paired
 per-round ratios, timed as the bench's modes time them (vecadd/_bench_modes.py), rounds
 interleaved:

@@ -2,7 +2,7 @@
 
     python packaging/check_docs.py
 
-- README.md's table of default architecture lists against cmake/VecaddCudaArchitectures.cmake
+- docs/building.md's table of default architecture lists against cmake/VecaddCudaArchitectures.cmake
   (asked of CMake): each toolkit it names has the list it shows, and it names every row;
 - the support tables of README.md and docs/wheels.md against .github/wheel-matrix.json and
   packaging/pytorch_cuda_builds.json: a row per torch series with the CUDA builds PyTorch
@@ -28,6 +28,7 @@ from wheel_matrix import CPU, claimed_series, load_builds, load_matrix, version_
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 WHEELS_DOC = ROOT / "docs" / "wheels.md"
+BUILDING_DOC = ROOT / "docs" / "building.md"
 EN_DASH = "\u2013"  # how the docs write ranges (3.10-3.14 with an en dash)
 
 
@@ -75,19 +76,19 @@ def named_toolkits(text: str) -> list[str]:
 def default_table_problems() -> list[str]:
     problems = []
     named = []
-    for row in table(README, "| CUDA toolkit | default list |"):
+    for row in table(BUILDING_DOC, "| CUDA toolkit | default list |"):
         shown = unquote(row["default list"])
         for toolkit in named_toolkits(row["CUDA toolkit"]):
             named.append(toolkit)
             derived = default_architectures(toolkit)
             if shown != derived:
                 problems.append(
-                    f"README.md: default list for CUDA {toolkit} is {shown!r}, "
+                    f"building.md: default list for CUDA {toolkit} is {shown!r}, "
                     f"the table in cmake/ gives {derived!r}"
                 )
     for toolkit in table_toolkits():
         if toolkit not in named:
-            problems.append(f"README.md: the default-list table does not name CUDA {toolkit}")
+            problems.append(f"building.md: the default-list table does not name CUDA {toolkit}")
     return problems
 
 
