@@ -4,7 +4,8 @@
 // is written here (no torch in here):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -DVECADD_WITH_CUDA=1 \
 //        $(python3 -m vecadd --includes) lab/kernel_variants.cu -L<lib>/cudaN -L<lib> \
-//        -lvecadd_cuda -lvecadd -Xlinker -rpath,<lib>/cudaN -Xlinker -rpath,<lib> -o kernel_variants.so
+//        -lvecadd_cuda -lvecadd -Xlinker -rpath,<lib>/cudaN -Xlinker -rpath,<lib> -o
+//        kernel_variants.so
 // where <lib> is the installed package's lib folder (lab/gpu_session.sh variants does this).
 #include <cuda_runtime.h>
 
@@ -246,8 +247,7 @@ cudaError_t launch(const T* x, const T* y, T* z, std::int64_t n, T alpha, cudaSt
     config.numAttrs = 1;
   }
   // The alpha the library would see: rounded to T, then widened to the compute type.
-  return cudaLaunchKernelEx(&config, kKernel, x, y, z, static_cast<int>(n), widen(alpha),
-                            kOrder);
+  return cudaLaunchKernelEx(&config, kKernel, x, y, z, static_cast<int>(n), widen(alpha), kOrder);
 }
 
 template <class T>

@@ -288,10 +288,16 @@ cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& 
 }
 
 // Both from CMake, which compiled this library for that toolkit and list.
-const char* cuda_architectures() { return VECADD_CUDA_ARCHITECTURES_TEXT; }
-const char* cuda_toolkit_version() { return VECADD_CUDA_TOOLKIT_TEXT; }
+const char* cuda_architectures() {
+  return VECADD_CUDA_ARCHITECTURES_TEXT;
+}
+const char* cuda_toolkit_version() {
+  return VECADD_CUDA_TOOLKIT_TEXT;
+}
 
-const char* cuda_error_text(cudaError_t status) { return cudaGetErrorString(status); }
+const char* cuda_error_text(cudaError_t status) {
+  return cudaGetErrorString(status);
+}
 
 CudaDevice describe_cuda_device(int device_index) {
   CudaDevice device;
