@@ -73,7 +73,6 @@ def test_float64_takes_any_double_alpha(device):
         (torch.int64, -(2**63)),
         (torch.int64, 2.0**53),  # the largest double up to which every integer is exact
         (torch.int64, -(2.0**63)),
-        (torch.int32, True),
     ],
 )
 def test_integer_alphas_at_the_edges_wrap_like_torch(device, dtype, alpha):

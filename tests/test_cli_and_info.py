@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from importlib.metadata import requires, version
@@ -356,8 +357,13 @@ def test_cmake_package_is_registered_for_scikit_build_core():
     from importlib.resources import files
 
     [entry] = [e for e in entry_points(group="cmake.prefix") if e.name == "vecadd"]
-    assert entry.value == "vecadd"
-    # find_package(vecadd CONFIG) searches <prefix>/lib/cmake/vecadd/ under each prefix.
-    prefix = Path(str(files(entry.value)))
-    assert (prefix / "lib" / "cmake" / "vecadd" / "vecaddConfig.cmake").is_file()
-    assert prefix / "lib" / "cmake" / "vecadd" == Path(vecadd.get_cmake_dir())
+    # A package that imports nothing: scikit-build-core imports it in every build.
+    assert entry.value == "vecadd_cmake"
+    # find_package(vecadd CONFIG) searches <prefix>/lib/cmake/vecadd/ under each prefix; the
+    # files there forward to vecadd's own package config.
+    forwarding = Path(str(files(entry.value))) / "lib" / "cmake" / "vecadd"
+    for name in ("vecaddConfig.cmake", "vecaddConfigVersion.cmake"):
+        included = re.search(
+            r'include\("\$\{CMAKE_CURRENT_LIST_DIR\}/(.*)"\)', (forwarding / name).read_text()
+        )
+        assert (forwarding / included.group(1)).resolve() == Path(vecadd.get_cmake_dir()) / name
