@@ -1,8 +1,10 @@
-// CPU entry points of the kernel library: plain loops the compiler vectorizes, and for the
-// 16-bit floats AVX2/F16C conversions where the CPU has them; plans run on the caller's
-// parallel-for.
+// CPU entry points of the kernel library: a weighted sum walks its rows in blocks, each input
+// added into a block of compute-type sums by a loop the compiler vectorizes (for the 16-bit
+// floats, AVX2/F16C conversions where the CPU has them), then stored once; plans run on the
+// caller's parallel-for.
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -18,21 +20,14 @@
 namespace vecadd {
 namespace {
 
-template <std::int64_t kStep>
-using Step = std::integral_constant<std::int64_t, kStep>;
-
-// n elements along one dimension. Steps are std::int64_t or a Step constant; with constant
-// unit and zero steps the compiler vectorizes the loop.
-template <class T, class XStep, class YStep, class ZStep>
-void add_run(const T* x, const T* y, T* z, std::int64_t n, XStep x_step, YStep y_step, ZStep z_step,
-             typename detail::ElementMath<T>::compute_type alpha) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    z[i * z_step] = detail::add_scaled(x[i * x_step], y[i * y_step], alpha);
-  }
-}
+template <class T>
+using compute_t = typename detail::ElementMath<T>::compute_type;
 
 template <class T>
 constexpr bool kIsHalfFloat = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+
+// Elements summed together: the sums of a block stay in the L1 cache while every input passes.
+constexpr std::int64_t kBlock = 512;
 
 #if VECADD_X86_SIMD
 // The portable conversions run at ~3 ns per element; these take eight at a time.
@@ -70,83 +65,144 @@ __attribute__((target("avx2,f16c"))) inline void store8(bfloat16* target, __m256
   _mm_storeu_si128(reinterpret_cast<__m128i*>(target), _mm256_castsi256_si128(packed));
 }
 
-// The whole groups of eight of a unit-step run; kXRepeats / kYRepeats: that operand is one
-// element repeated. Multiply, then add, as the portable loop does. Returns the count done.
-template <bool kXRepeats, bool kYRepeats, class T>
-__attribute__((target("avx2,f16c"))) std::int64_t add_run_avx2(const T* x, const T* y, T* z,
-                                                               std::int64_t n, float alpha) {
-  using Math = detail::ElementMath<T>;
-  const __m256 scale = _mm256_set1_ps(alpha);
-  const __m256 x_repeated = _mm256_set1_ps(kXRepeats ? Math::load(*x) : 0.0f);
-  const __m256 y_repeated = _mm256_set1_ps(kYRepeats ? Math::load(*y) : 0.0f);
+// The whole groups of eight of a unit-step block: sum = (first ? 0 : sum) + weight * x, in
+// float, multiply then add as the portable loop does. Returns the count done.
+template <class T>
+__attribute__((target("avx2,f16c"))) std::int64_t add_term_avx2(const T* x, float weight,
+                                                                float* sums, std::int64_t n,
+                                                                bool first) {
+  const __m256 scale = _mm256_set1_ps(weight);
   std::int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256 x_values = kXRepeats ? x_repeated : load8(x + i);
-    const __m256 y_values = kYRepeats ? y_repeated : load8(y + i);
-    store8(z + i, _mm256_add_ps(x_values, _mm256_mul_ps(scale, y_values)));
+    const __m256 term = _mm256_mul_ps(scale, load8(x + i));
+    _mm256_storeu_ps(sums + i, first ? term : _mm256_add_ps(_mm256_loadu_ps(sums + i), term));
+  }
+  return i;
+}
+
+template <class T>
+__attribute__((target("avx2,f16c"))) std::int64_t store_avx2(const float* sums, T* z,
+                                                             std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    store8(z + i, _mm256_loadu_ps(sums + i));
   }
   return i;
 }
 #endif
 
-// A run along contiguous z with x and y contiguous or repeating one element.
-template <bool kXRepeats, bool kYRepeats, class T>
-void add_unit_run(const T* x, const T* y, T* z, std::int64_t n,
-                  typename detail::ElementMath<T>::compute_type alpha) {
+// sums[i] (= or +=) weight * x[i * step] for i in [0, n): unit and zero steps get loops the
+// compiler vectorizes.
+template <class T>
+void add_term(const T* x, std::int64_t step, compute_t<T> weight, compute_t<T>* sums,
+              std::int64_t n, bool first) {
   std::int64_t done = 0;
-#if VECADD_X86_SIMD
-  if constexpr (kIsHalfFloat<T>) {
-    if (has_avx2_f16c()) {
-      done = add_run_avx2<kXRepeats, kYRepeats>(x, y, z, n, alpha);
+  if (step == 0) {
+    const compute_t<T> term = detail::first_term(*x, weight);
+    for (std::int64_t i = 0; i < n; ++i) {
+      sums[i] = first ? term : sums[i] + term;
     }
+    return;
   }
+  if (step == 1) {
+#if VECADD_X86_SIMD
+    if constexpr (kIsHalfFloat<T>) {
+      if (has_avx2_f16c()) {
+        done = add_term_avx2(x, weight, sums, n, first);
+      }
+    }
 #endif
-  add_run(kXRepeats ? x : x + done, kYRepeats ? y : y + done, z + done, n - done,
-          Step<kXRepeats ? 0 : 1>{}, Step<kYRepeats ? 0 : 1>{}, Step<1>{}, alpha);
+    if (first) {
+      for (std::int64_t i = done; i < n; ++i) {
+        sums[i] = detail::first_term(x[i], weight);
+      }
+    } else {
+      for (std::int64_t i = done; i < n; ++i) {
+        sums[i] = detail::next_term(sums[i], x[i], weight);
+      }
+    }
+    return;
+  }
+  for (std::int64_t i = 0; i < n; ++i) {
+    sums[i] = first ? detail::first_term(x[i * step], weight)
+                    : detail::next_term(sums[i], x[i * step], weight);
+  }
 }
 
-// A strided layout on the calling thread: the innermost dimension as a run, the outer ones
-// advanced as an odometer.
 template <class T>
-void strided_serial(const T* x, const T* y, T* z, const StridedLayout& layout,
-                    typename detail::ElementMath<T>::compute_type scale) {
-  const std::int64_t count = element_count(layout);
+void store_sums(const compute_t<T>* sums, T* z, std::int64_t step, std::int64_t n) {
+  std::int64_t done = 0;
+  if (step == 1) {
+#if VECADD_X86_SIMD
+    if constexpr (kIsHalfFloat<T>) {
+      if (has_avx2_f16c()) {
+        done = store_avx2(sums, z, n);
+      }
+    }
+#endif
+    for (std::int64_t i = done; i < n; ++i) {
+      z[i] = detail::ElementMath<T>::store(sums[i]);
+    }
+    return;
+  }
+  for (std::int64_t i = 0; i < n; ++i) {
+    z[i * step] = detail::ElementMath<T>::store(sums[i]);
+  }
+}
+
+// One call's arrays and weights, and each operand's element offset of the slab being walked.
+template <class T>
+struct Sum {
+  const T* const* inputs;
+  const compute_t<T>* weights;
+  int count;  // inputs
+  T* z;
+};
+
+// n elements along one dimension, from each operand's `base` offset with its `steps`, in
+// blocks: every input's terms, then one store.
+template <class T>
+void sum_run(const Sum<T>& sum, const std::int64_t* base, const std::int64_t* steps,
+             std::int64_t n) {
+  compute_t<T> sums[kBlock];
+  for (std::int64_t start = 0; start < n; start += kBlock) {
+    const std::int64_t m = std::min(kBlock, n - start);
+    for (int i = 0; i < sum.count; ++i) {
+      add_term(sum.inputs[i] + base[i] + start * steps[i], steps[i], sum.weights[i], sums, m,
+               i == 0);
+    }
+    store_sums(sums, sum.z + base[sum.count] + start * steps[sum.count], steps[sum.count], m);
+  }
+}
+
+// Dimensions of a slab, with each operand's offset to start from: the innermost dimension as
+// runs, the outer ones advanced as an odometer, on the calling thread.
+template <class T>
+void strided_serial(const Sum<T>& sum, const Dimensions& dims, std::vector<std::int64_t> base) {
+  const int operands = sum.count + 1;
+  const std::int64_t count = dims.count();
   if (count == 0) {
     return;
   }
-  const int inner = layout.ndim - 1;
-  const std::int64_t run = layout.ndim == 0 ? 1 : layout.sizes[inner];
-  const std::int64_t x_step = layout.ndim == 0 ? 0 : layout.x_strides[inner];
-  const std::int64_t y_step = layout.ndim == 0 ? 0 : layout.y_strides[inner];
-  const std::int64_t z_step = layout.ndim == 0 ? 0 : layout.z_strides[inner];
-  const bool dense_rows = z_step == 1 && x_step == 1 && y_step == 1;
-  const bool y_repeats = z_step == 1 && x_step == 1 && y_step == 0;  // (rows, 1) broadcasts
-  const bool x_repeats = z_step == 1 && x_step == 0 && y_step == 1;
-  std::int64_t coordinate[kMaxDims] = {};
-  detail::ElementOffsets<std::int64_t> base;
+  const int inner = dims.ndim - 1;
+  const std::int64_t run = dims.ndim == 0 ? 1 : dims.sizes[inner];
+  std::vector<std::int64_t> steps(static_cast<std::size_t>(operands), 0);
+  for (int o = 0; o < operands && dims.ndim > 0; ++o) {
+    steps[o] = dims.stride(o, inner);
+  }
+  std::vector<std::int64_t> coordinate(static_cast<std::size_t>(std::max(dims.ndim, 1)), 0);
   for (std::int64_t done = 0; done < count; done += run) {
-    const T* x_row = x + base.x;
-    const T* y_row = y + base.y;
-    T* z_row = z + base.z;
-    if (dense_rows) {
-      add_unit_run<false, false>(x_row, y_row, z_row, run, scale);
-    } else if (y_repeats) {
-      add_unit_run<false, true>(x_row, y_row, z_row, run, scale);
-    } else if (x_repeats) {
-      add_unit_run<true, false>(x_row, y_row, z_row, run, scale);
-    } else {
-      add_run(x_row, y_row, z_row, run, x_step, y_step, z_step, scale);
-    }
+    sum_run(sum, base.data(), steps.data(), run);
     for (int d = inner - 1; d >= 0; --d) {
-      base.x += layout.x_strides[d];
-      base.y += layout.y_strides[d];
-      base.z += layout.z_strides[d];
-      if (++coordinate[d] < layout.sizes[d]) {
+      for (int o = 0; o < operands; ++o) {
+        base[o] += dims.stride(o, d);
+      }
+      if (++coordinate[d] < dims.sizes[d]) {
         break;
       }
-      base.x -= layout.x_strides[d] * layout.sizes[d];
-      base.y -= layout.y_strides[d] * layout.sizes[d];
-      base.z -= layout.z_strides[d] * layout.sizes[d];
+      for (int o = 0; o < operands; ++o) {
+        base[o] -= dims.stride(o, d) * dims.sizes[d];
+      }
       coordinate[d] = 0;
     }
   }
@@ -155,46 +211,44 @@ void strided_serial(const T* x, const T* y, T* z, const StridedLayout& layout,
 // Elements per range that a thread takes at least: below this, threads cost more than they save.
 constexpr std::int64_t kGrainSize = 32768;
 
-// A strided layout over the caller's threads. They split the outermost dimension into slabs
-// of whole rows; when it is too short to keep every thread busy, they split the outer two
-// dimensions together instead, and a thread's range then runs as one slab per index of the
-// outermost dimension it touches.
+// Dimensions over the caller's threads. They split the outermost dimension into slabs of whole
+// rows; when it is too short to keep every thread busy, they split the outer two dimensions
+// together instead, and a thread's range then runs as one slab per index of the outermost
+// dimension it touches.
 template <class T>
-void strided_parallel(const T* x, const T* y, T* z, const StridedLayout& layout,
-                      typename detail::ElementMath<T>::compute_type scale,
+void strided_parallel(const Sum<T>& sum, const Dimensions& dims, const std::int64_t* offsets,
                       const ParallelFor& parallel) {
-  if (layout.ndim == 0) {
-    strided_serial(x, y, z, layout, scale);
+  const int operands = sum.count + 1;
+  const std::vector<std::int64_t> origin(offsets, offsets + operands);
+  if (dims.ndim == 0) {
+    strided_serial(sum, dims, origin);
     return;
   }
-  const bool split_two = layout.ndim >= 2 && layout.sizes[0] < 4 * parallel.threads;
-  const std::int64_t second = split_two ? layout.sizes[1] : 1;
-  const std::int64_t units = layout.sizes[0] * second;
-  const std::int64_t grain =
-      std::max<std::int64_t>(1, kGrainSize / (element_count(layout) / units));
+  const bool split_two = dims.ndim >= 2 && dims.sizes[0] < 4 * parallel.threads;
+  const std::int64_t second = split_two ? dims.sizes[1] : 1;
+  const std::int64_t units = dims.sizes[0] * second;
+  const std::int64_t grain = std::max<std::int64_t>(1, kGrainSize / (dims.count() / units));
   parallel.run(units, grain, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t unit = begin; unit < end;) {
       const std::int64_t outer = unit / second;
       const std::int64_t inner = unit % second;
       const std::int64_t take = split_two ? std::min(end - unit, second - inner) : end - unit;
-      StridedLayout slab = layout;
-      std::int64_t x_start = outer * layout.x_strides[0];
-      std::int64_t y_start = outer * layout.y_strides[0];
-      std::int64_t z_start = outer * layout.z_strides[0];
-      if (split_two) {  // drop the outermost dimension: the slab is part of one index of it
-        slab.ndim = layout.ndim - 1;
+      // The slab: dims less the outermost dimension when it is part of one index of it.
+      const int dropped = split_two ? 1 : 0;
+      Dimensions slab;
+      slab.ndim = dims.ndim - dropped;
+      slab.operands = operands;
+      slab.sizes.assign(dims.sizes.begin() + dropped, dims.sizes.end());
+      slab.strides.resize(static_cast<std::size_t>(operands * slab.ndim));
+      std::vector<std::int64_t> start = origin;
+      for (int o = 0; o < operands; ++o) {
         for (int d = 0; d < slab.ndim; ++d) {
-          slab.sizes[d] = layout.sizes[d + 1];
-          slab.x_strides[d] = layout.x_strides[d + 1];
-          slab.y_strides[d] = layout.y_strides[d + 1];
-          slab.z_strides[d] = layout.z_strides[d + 1];
+          slab.strides[static_cast<std::size_t>(o * slab.ndim + d)] = dims.stride(o, d + dropped);
         }
-        x_start += inner * layout.x_strides[1];
-        y_start += inner * layout.y_strides[1];
-        z_start += inner * layout.z_strides[1];
+        start[o] += outer * dims.stride(o, 0) + (split_two ? inner * dims.stride(o, 1) : 0);
       }
       slab.sizes[0] = take;
-      strided_serial(x + x_start, y + y_start, z + z_start, slab, scale);
+      strided_serial(sum, slab, start);
       unit += take;
     }
   });
@@ -203,40 +257,42 @@ void strided_parallel(const T* x, const T* y, T* z, const StridedLayout& layout,
 }  // namespace
 
 template <class T>
-void add_cpu(const T* x, const T* y, T* z, std::int64_t n, alpha_t<T> alpha) {
-  add_unit_run<false, false>(x, y, z, n, detail::scale_of<T>(alpha));
-}
-
-template <class T>
-void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, alpha_t<T> alpha) {
-  strided_serial(x, y, z, layout, detail::scale_of<T>(alpha));
+void add_n_cpu(const T* const* inputs, const alpha_t<T>* weights, T* z, const Plan& plan,
+               const ParallelFor& parallel) {
+  if (plan.kernel == Kernel::kNothing) {
+    return;
+  }
+  std::vector<compute_t<T>> scales(static_cast<std::size_t>(plan.inputs));
+  for (int i = 0; i < plan.inputs; ++i) {
+    scales[i] = detail::scale_of<T>(weights[i]);
+  }
+  const Sum<T> sum{inputs, scales.data(), plan.inputs, z};
+  // Every kernel alike: the strided loop takes unit-step rows its fast way.
+  detail::for_each_outer_index(plan.outer, true, [&](const std::int64_t* offsets) {
+    strided_parallel(sum, plan.launch, offsets, parallel);
+    return true;
+  });
 }
 
 template <class T>
 void add_cpu(const T* x, const T* y, T* z, const Plan& plan, alpha_t<T> alpha,
              const ParallelFor& parallel) {
-  const auto scale = detail::scale_of<T>(alpha);
-  if (plan.kernel == Kernel::kNothing) {
-    return;
-  }
-  if (plan.kernel == Kernel::kContiguous) {
-    parallel.run(plan.count, kGrainSize, [&](std::int64_t begin, std::int64_t end) {
-      add_unit_run<false, false>(x + begin, y + begin, z + begin, end - begin, scale);
-    });
-    return;
-  }
-  // Rows and strided layouts alike: the strided loop takes unit-step rows its fast way.
-  detail::for_each_outer_index(
-      plan.outer, true, [&](std::int64_t xo, std::int64_t yo, std::int64_t zo) {
-        strided_parallel(x + xo, y + yo, z + zo, plan.layout, scale, parallel);
-        return true;
-      });
+  const T* const inputs[] = {x, y};
+  const alpha_t<T> weights[] = {alpha_t<T>(1), alpha};
+  add_n_cpu(inputs, weights, z, plan, parallel);
 }
 
-#define VECADD_INSTANTIATE_CPU(T)                                                             \
-  template void add_cpu<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>);                 \
-  template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, alpha_t<T>); \
-  template void add_cpu<T>(const T*, const T*, T*, const Plan&, alpha_t<T>, const ParallelFor&);
+template <class T>
+void add_cpu(const T* x, const T* y, T* z, std::int64_t n, alpha_t<T> alpha) {
+  const Operand run{1, &n, nullptr};
+  add_cpu(x, y, z, plan_add(x, run, y, run, z, run), alpha, serial_for());
+}
+
+#define VECADD_INSTANTIATE_CPU(T)                                                                \
+  template void add_n_cpu<T>(const T* const*, const alpha_t<T>*, T*, const Plan&,                \
+                             const ParallelFor&);                                                \
+  template void add_cpu<T>(const T*, const T*, T*, const Plan&, alpha_t<T>, const ParallelFor&); \
+  template void add_cpu<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_INSTANTIATE_CPU)
 #undef VECADD_INSTANTIATE_CPU
 

@@ -1,11 +1,14 @@
 // CUDA entry points of the kernel library: a vectorized kernel for contiguous arrays, a
 // vectorized row kernel for layouts whose innermost dimension is contiguous in z and
-// contiguous or repeated in x and y (the usual broadcasts), and an index-decomposing
-// kernel for everything else. The planner (plan.cpp) picks one; this file launches it.
+// contiguous or repeated in each input (the usual broadcasts), and an index-decomposing
+// kernel for everything else, each summing a launch's weighted inputs. The planner (plan.cpp)
+// picks one; this file launches it. One launch takes up to kMaxLaunchInputs inputs; a sum of
+// more runs in launches of that many, carrying the partial sums in compute type.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <iterator>
+#include <vector>
 
 #include "contiguous_kernel.cuh"
 #include "element_math.h"
@@ -18,79 +21,118 @@
 namespace vecadd {
 namespace {
 
+template <class T>
+using compute_t = typename detail::ElementMath<T>::compute_type;
+
 constexpr int kStridedThreads = 128;
 constexpr int kStridedUnroll = 4;
 constexpr int kRowThreads = 128;
 constexpr int kVectorBytes = 16;
+// Inputs of one launch: a capacity of 2 (add, and add_n of two) keeps the kernels that were
+// tuned for x + alpha * y; up to 8 take the contiguous, row and strided kernels; up to
+// kMaxLaunchInputs the strided kernel (its parameters stay under CUDA's 4 KiB).
+constexpr int kSmallCapacity = 8;
+constexpr int kMaxLaunchInputs = 32;
 
-// Launch policy, measured on an H200 (docs/kernel-notes.md, versions 14-17). Bytes count x, y
-// and z together; what the kernel before a launch is, is known in CUDA graphs only.
+// Launch policy, measured on an H200 (docs/kernel-notes.md, versions 14-17). Bytes count every
+// input and z together; what the kernel before a launch is, is known in CUDA graphs only.
 // - Outside a graph, and after one of vecadd's own kernels in one, every launch overlaps the
 //   kernel before it (back-to-back eager calls cost 8 % more each without). After any other
 //   kernel in a graph, only calls from kOverlapAfterOtherBytes on do: below it the overlap
 //   cost 3-7 % in graphs of torch kernels around vecadd.
-// - Calls are 128-thread grids, save one: right after a vecadd kernel, aligned contiguous calls
-//   from kShortCallBytes on take 1024-thread blocks, released after their stores, which stream
-//   (evicted first) only once z alone outgrows the L2. They won only behind vecadd's early
-//   release, and cost up to 8 % with the cache cold.
+// - Calls are 128-thread grids, save one: right after a vecadd kernel, aligned contiguous
+//   two-input calls from kShortCallBytes on take 1024-thread blocks, released after their
+//   stores, which stream (evicted first) only once z alone outgrows the L2. They won only
+//   behind vecadd's early release, and cost up to 8 % with the cache cold.
 // - Short 128-thread grids let the next kernel launch as soon as every block has started, which
 //   hides most of the launch latency between back-to-back calls; longer ones only as they exit:
 //   an earlier launch cost them up to 40 %.
-// - 8-byte elements take two 16-byte packs per thread in 128-thread grids from kShortCallBytes
-//   to kTwoPackMaxBytes: there a 24 MiB call ran 2-4 % faster than with one in the cache and up
-//   to 3 % cold (torch.add's kernel moves 64 bytes per thread); below, two packs cost 1-3 %,
-//   above, 0.1-0.3 %.
+// - 8-byte elements of two inputs take two 16-byte packs per thread in 128-thread grids from
+//   kShortCallBytes to kTwoPackMaxBytes: there a 24 MiB call ran 2-4 % faster than with one in
+//   the cache and up to 3 % cold (torch.add's kernel moves 64 bytes per thread); below, two
+//   packs cost 1-3 %, above, 0.1-0.3 %.
 constexpr std::int64_t kShortCallBytes = std::int64_t{4} << 20;
 constexpr std::int64_t kOverlapAfterOtherBytes = std::int64_t{1} << 20;
 constexpr std::int64_t kTwoPackMaxBytes = std::int64_t{128} << 20;
 
 template <class T>
-std::int64_t call_bytes(std::int64_t count) {
-  return 3 * count * static_cast<std::int64_t>(sizeof(T));
+std::int64_t call_bytes(int inputs, std::int64_t count) {
+  return (inputs + 1) * count * static_cast<std::int64_t>(sizeof(T));
 }
 
-// The order of a 128-thread grid over count elements after the given kernel.
-template <class T>
-detail::LaunchOrder small_block_order(std::int64_t count, detail::Predecessor previous) {
-  const std::int64_t bytes = call_bytes<T>(count);
+// The order of a 128-thread grid of `bytes` after the given kernel.
+detail::LaunchOrder small_block_order(std::int64_t bytes, detail::Predecessor previous) {
   return {previous != detail::Predecessor::kOther || bytes >= kOverlapAfterOtherBytes,
           bytes < kShortCallBytes ? detail::Release::kAtStart : detail::Release::kAtExit};
 }
 
+// Where a strided launch's sums start and end: none for a launch that holds every input; for a
+// sum of more inputs, compute-type partial sums (indexed by the launch's linear index) that the
+// first launch writes, the middle ones read and write, and the last one reads.
+template <class T>
+struct PartialSums {
+  compute_t<T>* sums = nullptr;
+  bool read = false;
+  bool write = false;
+};
+
 // Each block takes kStridedThreads * kStridedUnroll consecutive elements; each thread
-// loads its kStridedUnroll elements (a block-width apart, so each load is one warp-wide
-// sweep) before it stores any, to keep several loads in flight.
-template <class T, class Indexer>
+// loads its kStridedUnroll elements of an input (a block-width apart, so each load is one
+// warp-wide sweep) before it adds any, to keep several loads in flight.
+template <class T, class Indexer, int kCapacity>
 __global__ void __launch_bounds__(kStridedThreads)
-    add_strided_kernel(const T* x, const T* y, T* z, Indexer layout, typename Indexer::Index count,
-                       typename detail::ElementMath<T>::compute_type alpha,
+    sum_strided_kernel(detail::Inputs<T, kCapacity> in, T* z, Indexer layout,
+                       typename Indexer::Index count, PartialSums<T> partial,
                        detail::Release release) {
   using Index = typename Indexer::Index;
   detail::begin_kernel(release);
+  const int inputs = in.size();
   const Index first =
       static_cast<Index>(blockIdx.x) * (kStridedThreads * kStridedUnroll) + threadIdx.x;
-  detail::ElementOffsets<Index> offsets[kStridedUnroll];
-  T x_values[kStridedUnroll];
-  T y_values[kStridedUnroll];
+  detail::OperandOffsets<Index, kCapacity + 1> offsets[kStridedUnroll];
+  compute_t<T> sums[kStridedUnroll];
 #pragma unroll
   for (int u = 0; u < kStridedUnroll; ++u) {
-    const Index i = first + u * kStridedThreads;
-    if (i < count) {
-      offsets[u] = layout.offsets(i);
-      x_values[u] = x[offsets[u].x];
-      y_values[u] = y[offsets[u].y];
+    const Index e = first + u * kStridedThreads;
+    if (e < count) {
+      offsets[u] = layout.offsets(e);
+      if (partial.read) {
+        sums[u] = partial.sums[e];
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kCapacity; ++i) {
+    if (i < inputs) {
+      T values[kStridedUnroll];
+#pragma unroll
+      for (int u = 0; u < kStridedUnroll; ++u) {
+        if (first + u * kStridedThreads < count) {
+          values[u] = in.data[i][offsets[u].of[i]];
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kStridedUnroll; ++u) {
+        sums[u] = i == 0 && !partial.read ? detail::first_term(values[u], in.weights[i])
+                                          : detail::next_term(sums[u], values[u], in.weights[i]);
+      }
     }
   }
 #pragma unroll
   for (int u = 0; u < kStridedUnroll; ++u) {
-    if (first + u * kStridedThreads < count) {
-      z[offsets[u].z] = detail::add_scaled(x_values[u], y_values[u], alpha);
+    const Index e = first + u * kStridedThreads;
+    if (e < count) {
+      if (partial.write) {
+        partial.sums[e] = sums[u];
+      } else {
+        z[offsets[u].of[kCapacity]] = detail::ElementMath<T>::store(sums[u]);
+      }
     }
   }
   detail::end_kernel(release);
 }
 
-// The kWidth elements of a row from `column` on: one 16-byte load, or, for an operand that
+// The kWidth elements of a row from `column` on: one 16-byte load, or, for an input that
 // repeats one element along the row (a (rows, 1) operand), that element kWidth times.
 template <int kWidth, class T, class Index>
 __device__ __forceinline__ detail::Pack<T, kWidth> row_pack(const T* row, Index column,
@@ -110,12 +152,12 @@ __device__ __forceinline__ detail::Pack<T, kWidth> row_pack(const T* row, Index 
 
 // One 16-byte pack of z per thread along rows that are contiguous in z; the outer
 // coordinates of the row are decomposed once per pack instead of once per element.
-template <class T, int kWidth, class Indexer>
+// `repeats` has bit i set where input i repeats one element along each row.
+template <class T, int kWidth, class Indexer, int kCapacity>
 __global__ void __launch_bounds__(kRowThreads)
-    add_rows_kernel(const T* x, const T* y, T* z, Indexer outer,
+    sum_rows_kernel(detail::Inputs<T, kCapacity> in, T* z, Indexer outer,
                     typename Indexer::Index packs_per_row, typename Indexer::Index pack_count,
-                    bool x_repeats, bool y_repeats,
-                    typename detail::ElementMath<T>::compute_type alpha, detail::Release release) {
+                    std::uint32_t repeats, detail::Release release) {
   using Index = typename Indexer::Index;
   using PackT = detail::Pack<T, kWidth>;
   detail::begin_kernel(release);
@@ -124,12 +166,19 @@ __global__ void __launch_bounds__(kRowThreads)
     detail::end_kernel(release);
     return;
   }
+  const int inputs = in.size();
   const Index row = p / packs_per_row;
   const Index column = (p - row * packs_per_row) * kWidth;
   const auto offsets = outer.offsets(row);
-  const PackT x_pack = row_pack<kWidth>(x + offsets.x, column, x_repeats);
-  const PackT y_pack = row_pack<kWidth>(y + offsets.y, column, y_repeats);
-  *reinterpret_cast<PackT*>(z + offsets.z + column) = detail::add_packs(x_pack, y_pack, alpha);
+  detail::PackSums<T, kWidth> sums;
+#pragma unroll
+  for (int i = 0; i < kCapacity; ++i) {
+    if (i < inputs) {
+      sums.add(row_pack<kWidth>(in.data[i] + offsets.of[i], column, (repeats >> i) & 1u),
+               in.weights[i], i == 0);
+    }
+  }
+  *reinterpret_cast<PackT*>(z + offsets.of[kCapacity] + column) = sums.rounded();
   detail::end_kernel(release);
 }
 
@@ -140,38 +189,59 @@ cudaError_t settled(cudaError_t launched) {
   return launched != cudaSuccess ? launched : last;
 }
 
-// The layout less its innermost dimension.
-StridedLayout outer_dimensions(const StridedLayout& layout) {
-  StridedLayout outer = layout;
-  outer.ndim = layout.ndim - 1;
+// The dimensions of a plan less their innermost one.
+Dimensions outer_dimensions(const Dimensions& dims) {
+  Dimensions outer;
+  outer.ndim = dims.ndim - 1;
+  outer.operands = dims.operands;
+  outer.sizes.assign(dims.sizes.begin(), dims.sizes.end() - 1);
+  for (int o = 0; o < dims.operands; ++o) {
+    for (int d = 0; d < outer.ndim; ++d) {
+      outer.strides.push_back(dims.stride(o, d));
+    }
+  }
   return outer;
 }
 
-template <class T, class Indexer>
-cudaError_t launch_rows(const T* x, const T* y, T* z, const StridedLayout& layout, bool x_repeats,
-                        bool y_repeats, std::int64_t count,
-                        typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream,
-                        detail::Predecessor previous) {
+// One launch's inputs: their arrays (at an outer index's offsets) and weights, and which of the
+// plan's operands each is (z last, in slot kCapacity).
+template <class T, int kCapacity>
+struct Launch {
+  detail::Inputs<T, kCapacity> in = {};
+  T* z = nullptr;
+  int operands[kCapacity + 1] = {};
+};
+
+template <class T, int kCapacity, class Indexer>
+cudaError_t launch_rows(const Launch<T, kCapacity>& launch, const Plan& plan, std::int64_t bytes,
+                        cudaStream_t stream, detail::Predecessor previous) {
   using Index = typename Indexer::Index;
   constexpr int kWidth = kVectorBytes / sizeof(T);
+  const std::int64_t count = plan.launch.count();
   const std::int64_t pack_count = count / kWidth;
-  const std::int64_t packs_per_row = layout.sizes[layout.ndim - 1] / kWidth;
+  const std::int64_t packs_per_row = plan.launch.sizes[plan.launch.ndim - 1] / kWidth;
   const std::int64_t blocks = (pack_count + kRowThreads - 1) / kRowThreads;
-  return detail::launch_kernel<add_rows_kernel<T, kWidth, Indexer>>(
-      static_cast<unsigned>(blocks), kRowThreads, stream, small_block_order<T>(count, previous), x,
-      y, z, Indexer::of(outer_dimensions(layout)), static_cast<Index>(packs_per_row),
-      static_cast<Index>(pack_count), x_repeats, y_repeats, alpha);
+  std::uint32_t repeats = 0;
+  for (int i = 0; i < launch.in.count; ++i) {
+    repeats |= plan.repeats[launch.operands[i]] ? 1u << i : 0u;
+  }
+  return detail::launch_kernel<sum_rows_kernel<T, kWidth, Indexer, kCapacity>>(
+      static_cast<unsigned>(blocks), kRowThreads, stream, small_block_order(bytes, previous),
+      launch.in, launch.z, Indexer::of(outer_dimensions(plan.launch), launch.operands),
+      static_cast<Index>(packs_per_row), static_cast<Index>(pack_count), repeats);
 }
 
-template <class T, class Indexer>
-cudaError_t launch_strided(const T* x, const T* y, T* z, const StridedLayout& layout,
-                           std::int64_t count, typename detail::ElementMath<T>::compute_type alpha,
-                           cudaStream_t stream, detail::Predecessor previous) {
+template <class T, int kCapacity, class Indexer>
+cudaError_t launch_strided(const Launch<T, kCapacity>& launch, const Plan& plan, std::int64_t bytes,
+                           PartialSums<T> partial, cudaStream_t stream,
+                           detail::Predecessor previous) {
   constexpr std::int64_t kTile = std::int64_t{kStridedThreads} * kStridedUnroll;
+  const std::int64_t count = plan.launch.count();
   const std::int64_t blocks = (count + kTile - 1) / kTile;
-  return detail::launch_kernel<add_strided_kernel<T, Indexer>>(
-      static_cast<unsigned>(blocks), kStridedThreads, stream, small_block_order<T>(count, previous),
-      x, y, z, Indexer::of(layout), static_cast<typename Indexer::Index>(count), alpha);
+  return detail::launch_kernel<sum_strided_kernel<T, Indexer, kCapacity>>(
+      static_cast<unsigned>(blocks), kStridedThreads, stream, small_block_order(bytes, previous),
+      launch.in, launch.z, Indexer::of(plan.launch, launch.operands),
+      static_cast<typename Indexer::Index>(count), partial);
 }
 
 // Bytes of the current device's L2 cache, looked up once per device (0 when unknown).
@@ -193,79 +263,159 @@ std::int64_t l2_cache_bytes() {
 }
 
 // The launch shape for n contiguous elements with 16-byte aligned operands.
-template <class T, class Index>
-cudaError_t launch_aligned(const T* x, const T* y, T* z, std::int64_t n,
-                           typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream,
-                           detail::Predecessor previous) {
+template <class T, class Index, int kCapacity>
+cudaError_t launch_aligned(const Launch<T, kCapacity>& launch, std::int64_t n, std::int64_t bytes,
+                           cudaStream_t stream, detail::Predecessor previous) {
   constexpr int kWidth = kVectorBytes / sizeof(T);
-  const std::int64_t bytes = call_bytes<T>(n);
-  if (previous != detail::Predecessor::kVecadd || bytes < kShortCallBytes) {
-    const detail::LaunchOrder order = small_block_order<T>(n, previous);
-    if constexpr (sizeof(T) == 8) {  // no two-pack kernels for the other types
-      if (bytes >= kShortCallBytes && bytes < kTwoPackMaxBytes) {
-        return detail::launch_contiguous<T, kWidth, 128, 2, Index>(x, y, z, n, alpha, stream,
-                                                                   order);
+  const detail::LaunchOrder order = small_block_order(bytes, previous);
+  if constexpr (kCapacity != 2) {
+    return detail::launch_contiguous<T, kWidth, 128, 1, Index>(launch.in, launch.z, n, stream,
+                                                               order);
+  } else {
+    if (previous != detail::Predecessor::kVecadd || bytes < kShortCallBytes) {
+      if constexpr (sizeof(T) == 8) {  // no two-pack kernels for the other types
+        if (bytes >= kShortCallBytes && bytes < kTwoPackMaxBytes) {
+          return detail::launch_contiguous<T, kWidth, 128, 2, Index>(launch.in, launch.z, n, stream,
+                                                                     order);
+        }
       }
+      return detail::launch_contiguous<T, kWidth, 128, 1, Index>(launch.in, launch.z, n, stream,
+                                                                 order);
     }
-    return detail::launch_contiguous<T, kWidth, 128, 1, Index>(x, y, z, n, alpha, stream, order);
+    constexpr detail::LaunchOrder kAfterStores{true, detail::Release::kAfterStores};
+    // Streaming (evict-first) stores only where z cannot stay in the L2 anyway: below that,
+    // the kernel after this one finds z there.
+    if (n * static_cast<std::int64_t>(sizeof(T)) > l2_cache_bytes()) {
+      return detail::launch_contiguous<T, kWidth, 1024, 1, Index, detail::StoreCaching::kStreaming>(
+          launch.in, launch.z, n, stream, kAfterStores);
+    }
+    return detail::launch_contiguous<T, kWidth, 1024, 1, Index>(launch.in, launch.z, n, stream,
+                                                                kAfterStores);
   }
-  constexpr detail::LaunchOrder kAfterStores{true, detail::Release::kAfterStores};
-  // Streaming (evict-first) stores only where z cannot stay in the L2 anyway: below that,
-  // the kernel after this one finds z there.
-  if (n * static_cast<std::int64_t>(sizeof(T)) > l2_cache_bytes()) {
-    return detail::launch_contiguous<T, kWidth, 1024, 1, Index, detail::StoreCaching::kStreaming>(
-        x, y, z, n, alpha, stream, kAfterStores);
-  }
-  return detail::launch_contiguous<T, kWidth, 1024, 1, Index>(x, y, z, n, alpha, stream,
-                                                              kAfterStores);
 }
 
-// One launch of the plan's kernel over its layout, from the given element offsets.
-template <class T>
-cudaError_t launch_plan(const T* x, const T* y, T* z, const Plan& plan,
-                        typename detail::ElementMath<T>::compute_type alpha, cudaStream_t stream) {
+// One launch of the plan's kernel over its launch dimensions.
+template <class T, int kCapacity>
+cudaError_t launch_plan(const Launch<T, kCapacity>& launch, const Plan& plan, cudaStream_t stream) {
   const bool narrow = plan.index_width == IndexWidth::k32;
-  const std::int64_t count = element_count(plan.layout);
+  const std::int64_t count = plan.launch.count();
+  const std::int64_t bytes = call_bytes<T>(launch.in.count, count);
   const detail::Predecessor previous = detail::previous_kernel(stream);
+  using Strided32 = detail::StridedIndexer32<kCapacity + 1>;
+  using Strided64 = detail::StridedIndexer64<kCapacity + 1>;
   switch (plan.kernel) {
     case Kernel::kNothing:
       return cudaSuccess;
     case Kernel::kContiguous:
       // Unaligned views (x[1:]) cannot use 16-byte accesses: four single elements per thread.
       if (plan.vector_aligned) {
-        return narrow ? launch_aligned<T, std::int32_t>(x, y, z, count, alpha, stream, previous)
-                      : launch_aligned<T, std::int64_t>(x, y, z, count, alpha, stream, previous);
+        return narrow ? launch_aligned<T, std::int32_t>(launch, count, bytes, stream, previous)
+                      : launch_aligned<T, std::int64_t>(launch, count, bytes, stream, previous);
       }
       return narrow ? detail::launch_contiguous<T, 1, 128, 4, std::int32_t>(
-                          x, y, z, count, alpha, stream, small_block_order<T>(count, previous))
+                          launch.in, launch.z, count, stream, small_block_order(bytes, previous))
                     : detail::launch_contiguous<T, 1, 128, 4, std::int64_t>(
-                          x, y, z, count, alpha, stream, small_block_order<T>(count, previous));
+                          launch.in, launch.z, count, stream, small_block_order(bytes, previous));
     case Kernel::kRows:
-      return narrow ? launch_rows<T, detail::StridedIndexer32>(x, y, z, plan.layout, plan.x_repeats,
-                                                               plan.y_repeats, count, alpha, stream,
-                                                               previous)
-                    : launch_rows<T, detail::StridedIndexer64>(x, y, z, plan.layout, plan.x_repeats,
-                                                               plan.y_repeats, count, alpha, stream,
-                                                               previous);
+      return narrow ? launch_rows<T, kCapacity, Strided32>(launch, plan, bytes, stream, previous)
+                    : launch_rows<T, kCapacity, Strided64>(launch, plan, bytes, stream, previous);
     case Kernel::kStrided:
-      return narrow ? launch_strided<T, detail::StridedIndexer32>(x, y, z, plan.layout, count,
-                                                                  alpha, stream, previous)
-                    : launch_strided<T, detail::StridedIndexer64>(x, y, z, plan.layout, count,
-                                                                  alpha, stream, previous);
+      return narrow ? launch_strided<T, kCapacity, Strided32>(launch, plan, bytes, {}, stream,
+                                                              previous)
+                    : launch_strided<T, kCapacity, Strided64>(launch, plan, bytes, {}, stream,
+                                                              previous);
   }
   return cudaErrorInvalidValue;
+}
+
+// Inputs [first, first + count) of the call and z, at an outer index's offsets.
+template <class T, int kCapacity>
+Launch<T, kCapacity> launch_of(const T* const* inputs, const compute_t<T>* weights, T* z,
+                               const Plan& plan, const std::int64_t* offsets, int first,
+                               int count) {
+  Launch<T, kCapacity> launch;
+  launch.in.count = count;
+  for (int i = 0; i < count; ++i) {
+    launch.operands[i] = first + i;
+    launch.in.data[i] = inputs[first + i] + offsets[first + i];
+    launch.in.weights[i] = weights[first + i];
+  }
+  launch.operands[kCapacity] = plan.inputs;
+  launch.z = z + offsets[plan.inputs];
+  return launch;
+}
+
+// A sum of more inputs than one launch takes: launches of kMaxLaunchInputs inputs each, on the
+// strided kernel, carrying compute-type partial sums between them (the sum still rounds once).
+template <class T>
+cudaError_t launch_in_parts(const T* const* inputs, const compute_t<T>* weights, T* z,
+                            const Plan& plan, const std::int64_t* offsets,
+                            compute_t<T>* partial_sums, cudaStream_t stream) {
+  using Strided64 = detail::StridedIndexer64<kMaxLaunchInputs + 1>;
+  const std::int64_t bytes = call_bytes<T>(plan.inputs, plan.launch.count());
+  for (int first = 0; first < plan.inputs; first += kMaxLaunchInputs) {
+    const int count = std::min(kMaxLaunchInputs, plan.inputs - first);
+    const auto launch =
+        launch_of<T, kMaxLaunchInputs>(inputs, weights, z, plan, offsets, first, count);
+    const PartialSums<T> partial{partial_sums, first > 0, first + count < plan.inputs};
+    const cudaError_t status = settled(launch_strided<T, kMaxLaunchInputs, Strided64>(
+        launch, plan, bytes, partial, stream, detail::Predecessor::kUnknown));
+    if (status != cudaSuccess) {
+      return status;
+    }
+  }
+  return cudaSuccess;
 }
 
 }  // namespace
 
 template <class T>
+cudaError_t add_n_cuda(const T* const* inputs, const alpha_t<T>* weights, T* z, const Plan& plan,
+                       cudaStream_t stream) {
+  if (plan.kernel == Kernel::kNothing) {
+    return cudaSuccess;
+  }
+  std::vector<compute_t<T>> scales(static_cast<std::size_t>(plan.inputs));
+  for (int i = 0; i < plan.inputs; ++i) {
+    scales[i] = detail::scale_of<T>(weights[i]);
+  }
+  const int n = plan.inputs;
+  compute_t<T>* partial_sums = nullptr;
+  if (n > kMaxLaunchInputs) {
+    const auto bytes = static_cast<std::size_t>(plan.launch.count()) * sizeof(compute_t<T>);
+    const cudaError_t allocated = cudaMallocAsync(&partial_sums, bytes, stream);
+    if (allocated != cudaSuccess) {
+      return settled(allocated);
+    }
+  }
+  const cudaError_t status =
+      detail::for_each_outer_index(plan.outer, cudaSuccess, [&](const std::int64_t* offsets) {
+        if (n == 2) {
+          return settled(launch_plan(launch_of<T, 2>(inputs, scales.data(), z, plan, offsets, 0, n),
+                                     plan, stream));
+        }
+        if (n <= kSmallCapacity) {
+          return settled(launch_plan(
+              launch_of<T, kSmallCapacity>(inputs, scales.data(), z, plan, offsets, 0, n), plan,
+              stream));
+        }
+        return launch_in_parts(inputs, scales.data(), z, plan, offsets, partial_sums, stream);
+      });
+  if (partial_sums != nullptr) {
+    const cudaError_t freed = cudaFreeAsync(partial_sums, stream);
+    if (status == cudaSuccess && freed != cudaSuccess) {
+      return settled(freed);
+    }
+  }
+  return status;
+}
+
+template <class T>
 cudaError_t add_cuda(const T* x, const T* y, T* z, const Plan& plan, alpha_t<T> alpha,
                      cudaStream_t stream) {
-  const auto scale = detail::scale_of<T>(alpha);
-  return detail::for_each_outer_index(
-      plan.outer, cudaSuccess, [&](std::int64_t xo, std::int64_t yo, std::int64_t zo) {
-        return settled(launch_plan(x + xo, y + yo, z + zo, plan, scale, stream));
-      });
+  const T* const inputs[] = {x, y};
+  const alpha_t<T> weights[] = {alpha_t<T>(1), alpha};
+  return add_n_cuda(inputs, weights, z, plan, stream);
 }
 
 template <class T>
@@ -274,17 +424,8 @@ cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, alpha_t<T> al
   if (n <= 0) {
     return cudaSuccess;
   }
-  StridedLayout run;
-  run.ndim = 1;
-  run.sizes[0] = n;
-  run.x_strides[0] = run.y_strides[0] = run.z_strides[0] = 1;
-  return add_cuda(x, y, z, plan_add(x, y, z, run, sizeof(T)), alpha, stream);
-}
-
-template <class T>
-cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& layout,
-                             alpha_t<T> alpha, cudaStream_t stream) {
-  return add_cuda(x, y, z, plan_add(x, y, z, layout, sizeof(T)), alpha, stream);
+  const Operand run{1, &n, nullptr};
+  return add_cuda(x, y, z, plan_add(x, run, y, run, z, run), alpha, stream);
 }
 
 // Both from CMake, which compiled this library for that toolkit and list.
@@ -314,12 +455,11 @@ CudaDevice describe_cuda_device(int device_index) {
   return device;
 }
 
-#define VECADD_INSTANTIATE_CUDA(T)                                                       \
-  template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>,     \
-                                   cudaStream_t);                                        \
-  template cudaError_t add_strided_cuda<T>(const T*, const T*, T*, const StridedLayout&, \
-                                           alpha_t<T>, cudaStream_t);                    \
-  template cudaError_t add_cuda<T>(const T*, const T*, T*, const Plan&, alpha_t<T>, cudaStream_t);
+#define VECADD_INSTANTIATE_CUDA(T)                                                                 \
+  template cudaError_t add_n_cuda<T>(const T* const*, const alpha_t<T>*, T*, const Plan&,          \
+                                     cudaStream_t);                                                \
+  template cudaError_t add_cuda<T>(const T*, const T*, T*, const Plan&, alpha_t<T>, cudaStream_t); \
+  template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>, cudaStream_t);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_INSTANTIATE_CUDA)
 #undef VECADD_INSTANTIATE_CUDA
 

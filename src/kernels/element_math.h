@@ -156,34 +156,19 @@ VECADD_HOST_DEVICE typename ElementMath<T>::compute_type scale_of(alpha_t<T> alp
   return static_cast<typename ElementMath<T>::compute_type>(alpha);
 }
 
-// The one formula every entry point evaluates; alpha arrives already in compute type.
+// The one formula every entry point evaluates, one term at a time: a sum starts at its first
+// weighted input and takes the others in order (x + alpha * y for add: 1 * x is x exactly).
 template <class T>
-VECADD_HOST_DEVICE T add_scaled(T x, T y, typename ElementMath<T>::compute_type alpha) {
-  using Math = ElementMath<T>;
-  return Math::store(Math::load(x) + alpha * Math::load(y));
+VECADD_HOST_DEVICE typename ElementMath<T>::compute_type first_term(
+    T value, typename ElementMath<T>::compute_type weight) {
+  return weight * ElementMath<T>::load(value);
 }
 
-// Offsets of one linear element index into x, y and z under a strided layout.
-template <class Index>
-struct ElementOffsets {
-  Index x = 0;
-  Index y = 0;
-  Index z = 0;
-};
-
-template <class Index>
-VECADD_HOST_DEVICE ElementOffsets<Index> offsets_of(Index linear, const StridedLayout& layout) {
-  ElementOffsets<Index> offsets;
-  for (int d = layout.ndim - 1; d >= 0; --d) {
-    // The outermost coordinate is what is left; skipping its division saves a divide.
-    const Index size = static_cast<Index>(layout.sizes[d]);
-    const Index coordinate = d == 0 ? linear : linear % size;
-    linear /= size;
-    offsets.x += coordinate * static_cast<Index>(layout.x_strides[d]);
-    offsets.y += coordinate * static_cast<Index>(layout.y_strides[d]);
-    offsets.z += coordinate * static_cast<Index>(layout.z_strides[d]);
-  }
-  return offsets;
+template <class T>
+VECADD_HOST_DEVICE typename ElementMath<T>::compute_type next_term(
+    typename ElementMath<T>::compute_type sum, T value,
+    typename ElementMath<T>::compute_type weight) {
+  return sum + weight * ElementMath<T>::load(value);
 }
 
 }  // namespace vecadd::detail

@@ -1,5 +1,5 @@
-// A pack: kWidth adjacent elements moved by one vector load or store, plus the per-pack add
-// that the contiguous and the row-broadcast kernels share.
+// A pack: kWidth adjacent elements moved by one vector load or store; the inputs of one launch
+// and the weighted sum of their packs, which the contiguous and the row-broadcast kernels share.
 #pragma once
 
 #include <cstdint>
@@ -31,16 +31,39 @@ __device__ __forceinline__ void store_pack(PackT* target, const PackT& value) {
   }
 }
 
+// The inputs of one launch and their weights in compute type. A launch of capacity 2 always
+// sums two (add: x + alpha * y), so its kernels know the count; larger ones read it.
+template <class T, int kCapacity>
+struct Inputs {
+  const T* data[kCapacity];
+  typename ElementMath<T>::compute_type weights[kCapacity];
+  int count;
+
+  __device__ __forceinline__ int size() const { return kCapacity == 2 ? 2 : count; }
+};
+
+// The weighted sums of kWidth lanes, accumulated one input's pack at a time.
 template <class T, int kWidth>
-__device__ __forceinline__ Pack<T, kWidth> add_packs(const Pack<T, kWidth>& x,
-                                                     const Pack<T, kWidth>& y,
-                                                     typename ElementMath<T>::compute_type alpha) {
-  Pack<T, kWidth> z;
+struct PackSums {
+  typename ElementMath<T>::compute_type lanes[kWidth];
+
+  __device__ __forceinline__ void add(const Pack<T, kWidth>& pack,
+                                      typename ElementMath<T>::compute_type weight, bool first) {
 #pragma unroll
-  for (int k = 0; k < kWidth; ++k) {
-    z.values[k] = add_scaled(x.values[k], y.values[k], alpha);
+    for (int k = 0; k < kWidth; ++k) {
+      lanes[k] =
+          first ? first_term(pack.values[k], weight) : next_term(lanes[k], pack.values[k], weight);
+    }
   }
-  return z;
-}
+
+  __device__ __forceinline__ Pack<T, kWidth> rounded() const {
+    Pack<T, kWidth> pack;
+#pragma unroll
+    for (int k = 0; k < kWidth; ++k) {
+      pack.values[k] = ElementMath<T>::store(lanes[k]);
+    }
+    return pack;
+  }
+};
 
 }  // namespace vecadd::detail

@@ -18,37 +18,42 @@ constexpr std::size_t kVectorBytes = 16;
 constexpr std::int64_t kMaxIndex32 = std::numeric_limits<std::int32_t>::max() / 2;
 
 [[noreturn]] void fail(const std::string& message) {
-  throw std::invalid_argument("vecadd::plan_add: " + message);
+  throw std::invalid_argument("vecadd::plan_add_n: " + message);
 }
 
 std::string text(std::int64_t value) {
   return std::to_string(value);
 }
 
-// The call's dimensions while planning, outermost first.
-struct Dimensions {
-  int ndim = 0;
-  std::int64_t sizes[kMaxPlanDims];
-  std::int64_t x_strides[kMaxPlanDims];
-  std::int64_t y_strides[kMaxPlanDims];
-  std::int64_t z_strides[kMaxPlanDims];
+// Dimensions while planning: appended one at a time, each with every operand's stride.
+struct Gathered {
+  int operands = 0;
+  std::vector<std::int64_t> sizes;
+  std::vector<std::vector<std::int64_t>> strides;  // per dimension: every operand's stride
 
-  void push(std::int64_t size, std::int64_t x, std::int64_t y, std::int64_t z) {
-    if (ndim == kMaxPlanDims) {
+  void push(std::int64_t size, std::vector<std::int64_t> operand_strides) {
+    if (static_cast<int>(sizes.size()) == kMaxPlanDims) {
       fail("more than " + text(kMaxPlanDims) + " dimensions of size 2 or more; expected fewer");
     }
-    sizes[ndim] = size;
-    x_strides[ndim] = x;
-    y_strides[ndim] = y;
-    z_strides[ndim] = z;
-    ++ndim;
+    sizes.push_back(size);
+    strides.push_back(std::move(operand_strides));
   }
 
-  void reverse() {
-    std::reverse(sizes, sizes + ndim);
-    std::reverse(x_strides, x_strides + ndim);
-    std::reverse(y_strides, y_strides + ndim);
-    std::reverse(z_strides, z_strides + ndim);
+  int ndim() const { return static_cast<int>(sizes.size()); }
+
+  // Dimensions [first, last) as a plan's Dimensions.
+  Dimensions slice(int first, int last) const {
+    Dimensions dims;
+    dims.ndim = last - first;
+    dims.operands = operands;
+    dims.sizes.assign(sizes.begin() + first, sizes.begin() + last);
+    dims.strides.resize(static_cast<std::size_t>(operands) * static_cast<std::size_t>(dims.ndim));
+    for (int o = 0; o < operands; ++o) {
+      for (int d = 0; d < dims.ndim; ++d) {
+        dims.strides[static_cast<std::size_t>(o * dims.ndim + d)] = strides[first + d][o];
+      }
+    }
+    return dims;
   }
 };
 
@@ -60,121 +65,124 @@ bool is_vector_aligned(const void* pointer) {
   return reinterpret_cast<std::uintptr_t>(pointer) % kVectorBytes == 0;
 }
 
-// Orders the dimensions by z's strides, largest outermost (stable, so equal strides keep
-// their order), then merges each into its inner neighbour wherever all three allow.
-Dimensions order_and_merge(const Dimensions& kept) {
-  int order[kMaxPlanDims];
-  for (int d = 0; d < kept.ndim; ++d) {
+// Orders the dimensions by z's strides (z is the last operand), largest outermost (stable, so
+// equal strides keep their order), then merges each into its inner neighbour wherever every
+// operand allows.
+Gathered order_and_merge(const Gathered& kept) {
+  const int z = kept.operands - 1;
+  std::vector<int> order(static_cast<std::size_t>(kept.ndim()));
+  for (int d = 0; d < kept.ndim(); ++d) {
     order[d] = d;
   }
-  // Insertion sort: at most 63 dimensions, usually one to four.
-  for (int i = 1; i < kept.ndim; ++i) {
-    for (int j = i;
-         j > 0 && magnitude(kept.z_strides[order[j]]) > magnitude(kept.z_strides[order[j - 1]]);
-         --j) {
-      std::swap(order[j], order[j - 1]);
-    }
-  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return magnitude(kept.strides[a][z]) > magnitude(kept.strides[b][z]);
+  });
   // Built innermost first, then reversed.
-  Dimensions merged;
-  for (int i = kept.ndim - 1; i >= 0; --i) {
+  Gathered merged;
+  merged.operands = kept.operands;
+  for (int i = kept.ndim() - 1; i >= 0; --i) {
     const int d = order[i];
-    if (merged.ndim > 0) {
-      const int inner = merged.ndim - 1;
-      const std::int64_t size = merged.sizes[inner];
-      if (kept.x_strides[d] == merged.x_strides[inner] * size &&
-          kept.y_strides[d] == merged.y_strides[inner] * size &&
-          kept.z_strides[d] == merged.z_strides[inner] * size) {
-        merged.sizes[inner] *= kept.sizes[d];
+    if (merged.ndim() > 0) {
+      const std::int64_t size = merged.sizes.back();
+      const std::vector<std::int64_t>& inner = merged.strides.back();
+      bool mergeable = true;
+      for (int o = 0; o < kept.operands && mergeable; ++o) {
+        mergeable = kept.strides[d][o] == inner[o] * size;
+      }
+      if (mergeable) {
+        merged.sizes.back() *= kept.sizes[d];
         continue;
       }
     }
-    merged.push(kept.sizes[d], kept.x_strides[d], kept.y_strides[d], kept.z_strides[d]);
+    merged.push(kept.sizes[d], kept.strides[d]);
   }
-  merged.reverse();
+  std::reverse(merged.sizes.begin(), merged.sizes.end());
+  std::reverse(merged.strides.begin(), merged.strides.end());
   return merged;
 }
 
 // Whether an operand's rows are 16-byte packs: contiguous along the row, and every row of
 // it (over all outer dimensions) starting on a 16-byte boundary.
-bool rows_are_packs(const void* data, const std::int64_t* strides, const Dimensions& dims,
-                    std::int64_t width) {
-  const int inner = dims.ndim - 1;
-  if (strides[inner] != 1 || !is_vector_aligned(data)) {
+bool rows_are_packs(const void* data, int operand, const Gathered& dims, std::int64_t width) {
+  const int inner = dims.ndim() - 1;
+  if (dims.strides[inner][operand] != 1 || !is_vector_aligned(data)) {
     return false;
   }
   for (int d = 0; d < inner; ++d) {
-    if (strides[d] % width != 0) {
+    if (dims.strides[d][operand] % width != 0) {
       return false;
     }
   }
   return true;
 }
 
-// Largest element offset a launch over `layout` reaches in one operand.
-std::int64_t reach(const std::int64_t* strides, const StridedLayout& layout) {
+// Largest element offset a launch over `dims` reaches in one operand.
+std::int64_t reach(const Dimensions& dims, int operand) {
   std::int64_t farthest = 0;
-  for (int d = 0; d < layout.ndim; ++d) {
-    farthest += (layout.sizes[d] - 1) * magnitude(strides[d]);
+  for (int d = 0; d < dims.ndim; ++d) {
+    farthest += (dims.sizes[d] - 1) * magnitude(dims.stride(operand, d));
   }
   return farthest;
 }
 
-Plan plan_dimensions(const void* x, const void* y, const void* z, const Dimensions& kept,
+// The one dense run of `count` elements every operand is.
+Dimensions one_run(int operands, std::int64_t count) {
+  Dimensions dims;
+  dims.ndim = 1;
+  dims.operands = operands;
+  dims.sizes = {count};
+  dims.strides.assign(static_cast<std::size_t>(operands), 1);
+  return dims;
+}
+
+Plan plan_dimensions(const std::vector<const void*>& pointers, const Gathered& kept,
                      std::int64_t count, std::size_t element_size) {
   Plan plan;
   plan.count = count;
+  plan.inputs = kept.operands - 1;
+  plan.outer.operands = plan.launch.operands = kept.operands;
   if (count == 0) {
     return plan;
   }
-  plan.vector_aligned = is_vector_aligned(x) && is_vector_aligned(y) && is_vector_aligned(z);
-  const Dimensions dims = order_and_merge(kept);
-  const bool one_run = dims.ndim == 0 || (dims.ndim == 1 && dims.x_strides[0] == 1 &&
-                                          dims.y_strides[0] == 1 && dims.z_strides[0] == 1);
-  if (one_run) {
+  plan.vector_aligned = std::all_of(pointers.begin(), pointers.end(), is_vector_aligned);
+  const Gathered dims = order_and_merge(kept);
+  bool dense = dims.ndim() <= 1;
+  for (int o = 0; o < kept.operands && dims.ndim() == 1; ++o) {
+    dense = dense && dims.strides[0][o] == 1;
+  }
+  if (dense) {
     plan.kernel = Kernel::kContiguous;
-    plan.layout.ndim = 1;
-    plan.layout.sizes[0] = count;
-    plan.layout.x_strides[0] = plan.layout.y_strides[0] = plan.layout.z_strides[0] = 1;
+    plan.launch = one_run(kept.operands, count);
     plan.index_width = count <= kMaxIndex32 ? IndexWidth::k32 : IndexWidth::k64;
     return plan;
   }
 
   // The innermost kMaxDims dimensions are one launch's; the rest loop on the host.
-  const int outer = std::max(0, dims.ndim - kMaxDims);
-  plan.outer.ndim = outer;
-  for (int d = 0; d < outer; ++d) {
-    plan.outer.sizes[d] = dims.sizes[d];
-    plan.outer.x_strides[d] = dims.x_strides[d];
-    plan.outer.y_strides[d] = dims.y_strides[d];
-    plan.outer.z_strides[d] = dims.z_strides[d];
-  }
-  plan.layout.ndim = dims.ndim - outer;
-  for (int d = 0; d < plan.layout.ndim; ++d) {
-    plan.layout.sizes[d] = dims.sizes[outer + d];
-    plan.layout.x_strides[d] = dims.x_strides[outer + d];
-    plan.layout.y_strides[d] = dims.y_strides[outer + d];
-    plan.layout.z_strides[d] = dims.z_strides[outer + d];
-  }
+  const int outer = std::max(0, dims.ndim() - kMaxDims);
+  plan.outer = dims.slice(0, outer);
+  plan.launch = dims.slice(outer, dims.ndim());
 
-  const int inner = dims.ndim - 1;
+  const int inner = dims.ndim() - 1;
+  const int z = kept.operands - 1;
   const auto width = static_cast<std::int64_t>(kVectorBytes / element_size);
-  plan.x_repeats = dims.x_strides[inner] == 0;
-  plan.y_repeats = dims.y_strides[inner] == 0;
-  const bool rows = element_size <= kVectorBytes && kVectorBytes % element_size == 0 &&
-                    dims.sizes[inner] % width == 0 &&
-                    rows_are_packs(z, dims.z_strides, dims, width) &&
-                    (plan.x_repeats || rows_are_packs(x, dims.x_strides, dims, width)) &&
-                    (plan.y_repeats || rows_are_packs(y, dims.y_strides, dims, width)) &&
-                    !(plan.x_repeats && plan.y_repeats);
+  bool rows = element_size <= kVectorBytes && kVectorBytes % element_size == 0 &&
+              dims.sizes[inner] % width == 0 && rows_are_packs(pointers[z], z, dims, width);
+  bool any_packed = false;
+  plan.repeats.assign(static_cast<std::size_t>(plan.inputs), false);
+  for (int i = 0; i < plan.inputs && rows; ++i) {
+    plan.repeats[i] = dims.strides[inner][i] == 0;
+    any_packed = any_packed || !plan.repeats[i];
+    rows = plan.repeats[i] || rows_are_packs(pointers[i], i, dims, width);
+  }
+  rows = rows && any_packed;
   plan.kernel = rows ? Kernel::kRows : Kernel::kStrided;
   if (!rows) {
-    plan.x_repeats = plan.y_repeats = false;
+    plan.repeats.assign(static_cast<std::size_t>(plan.inputs), false);
   }
-  const bool fits_32 = element_count(plan.layout) <= kMaxIndex32 &&
-                       reach(plan.layout.x_strides, plan.layout) <= kMaxIndex32 &&
-                       reach(plan.layout.y_strides, plan.layout) <= kMaxIndex32 &&
-                       reach(plan.layout.z_strides, plan.layout) <= kMaxIndex32;
+  bool fits_32 = plan.launch.count() <= kMaxIndex32;
+  for (int o = 0; o < kept.operands && fits_32; ++o) {
+    fits_32 = reach(plan.launch, o) <= kMaxIndex32;
+  }
   plan.index_width = fits_32 ? IndexWidth::k32 : IndexWidth::k64;
   return plan;
 }
@@ -183,10 +191,10 @@ Plan plan_dimensions(const void* x, const void* y, const void* z, const Dimensio
 // stride it has along each of z's dimensions (0 where it repeats).
 class BroadcastWalk {
  public:
-  BroadcastWalk(const Operand& operand, const char* name, const Operand& z_shape)
-      : operand_(operand), name_(name), offset_(z_shape.ndim - operand.ndim) {
+  BroadcastWalk(const Operand& operand, std::string name, const Operand& z_shape)
+      : operand_(operand), name_(std::move(name)), offset_(z_shape.ndim - operand.ndim) {
     if (operand.ndim < 0 || operand.ndim > z_shape.ndim) {
-      fail(std::string("operand '") + name + "' has " + text(operand.ndim) +
+      fail("operand '" + name_ + "' has " + text(operand.ndim) +
            " dimensions; expected at most the " + text(z_shape.ndim) + " of z");
     }
   }
@@ -204,23 +212,27 @@ class BroadcastWalk {
       return stride;
     }
     if (size != 1) {
-      fail(std::string("operand '") + name_ + "' has size " + text(size) + " in dimension " +
-           text(own) + "; expected " + text(z_size) + " (z's size there) or 1 to broadcast");
+      fail("operand '" + name_ + "' has size " + text(size) + " in dimension " + text(own) +
+           "; expected " + text(z_size) + " (z's size there) or 1 to broadcast");
     }
     return 0;
   }
 
  private:
   const Operand& operand_;
-  const char* name_;
+  std::string name_;
   int offset_;
   std::int64_t dense_ = 1;
 };
 
 }  // namespace
 
-Plan plan_add(const void* x, const Operand& x_shape, const void* y, const Operand& y_shape,
-              const void* z, const Operand& z_shape, std::size_t element_size) {
+Plan plan_add_n(const void* const* inputs, const Operand* input_shapes, int input_count,
+                const void* z, const Operand& z_shape, std::size_t element_size,
+                const char* const* names) {
+  if (input_count < 1) {
+    fail("no inputs; expected at least one");
+  }
   if (z_shape.ndim < 0) {
     fail("z has " + text(z_shape.ndim) + " dimensions; expected 0 or more");
   }
@@ -232,37 +244,39 @@ Plan plan_add(const void* x, const Operand& x_shape, const void* y, const Operan
     }
     count *= z_shape.sizes[d];
   }
-  BroadcastWalk x_walk(x_shape, "x", z_shape);
-  BroadcastWalk y_walk(y_shape, "y", z_shape);
-  BroadcastWalk z_walk(z_shape, "z", z_shape);
+  std::vector<BroadcastWalk> walks;
+  walks.reserve(static_cast<std::size_t>(input_count) + 1);
+  for (int i = 0; i < input_count; ++i) {
+    walks.emplace_back(input_shapes[i], names ? names[i] : "input " + text(i), z_shape);
+  }
+  walks.emplace_back(z_shape, "z", z_shape);
   // Gathered innermost first, then reversed; size-1 dimensions are dropped.
-  Dimensions kept;
+  Gathered kept;
+  kept.operands = input_count + 1;
   for (int d = z_shape.ndim - 1; d >= 0; --d) {
     const std::int64_t size = z_shape.sizes[d];
-    const std::int64_t x_stride = x_walk.stride_along(d, size);
-    const std::int64_t y_stride = y_walk.stride_along(d, size);
-    const std::int64_t z_stride = z_walk.stride_along(d, size);
+    std::vector<std::int64_t> strides;
+    strides.reserve(walks.size());
+    for (BroadcastWalk& walk : walks) {
+      strides.push_back(walk.stride_along(d, size));
+    }
     if (size != 1 && count != 0) {
-      kept.push(size, x_stride, y_stride, z_stride);
+      kept.push(size, std::move(strides));
     }
   }
-  kept.reverse();
-  return plan_dimensions(x, y, z, kept, count, element_size);
+  std::reverse(kept.sizes.begin(), kept.sizes.end());
+  std::reverse(kept.strides.begin(), kept.strides.end());
+  std::vector<const void*> pointers(inputs, inputs + input_count);
+  pointers.push_back(z);
+  return plan_dimensions(pointers, kept, count, element_size);
 }
 
-Plan plan_add(const void* x, const void* y, const void* z, const StridedLayout& layout,
-              std::size_t element_size) {
-  if (layout.ndim < 0 || layout.ndim > kMaxDims) {
-    fail("the layout has " + text(layout.ndim) + " dimensions; expected 0 to " + text(kMaxDims));
-  }
-  Dimensions kept;
-  const std::int64_t count = element_count(layout);
-  for (int d = 0; d < layout.ndim && count != 0; ++d) {
-    if (layout.sizes[d] != 1) {
-      kept.push(layout.sizes[d], layout.x_strides[d], layout.y_strides[d], layout.z_strides[d]);
-    }
-  }
-  return plan_dimensions(x, y, z, kept, count, element_size);
+Plan plan_add(const void* x, const Operand& x_shape, const void* y, const Operand& y_shape,
+              const void* z, const Operand& z_shape, std::size_t element_size) {
+  const void* const inputs[] = {x, y};
+  const Operand shapes[] = {x_shape, y_shape};
+  const char* const names[] = {"x", "y"};
+  return plan_add_n(inputs, shapes, 2, z, z_shape, element_size, names);
 }
 
 ParallelFor serial_for() {

@@ -187,6 +187,45 @@ std::vector<std::int64_t> broadcast_shape(const Operand& x, const Operand& y) {
   return shape;
 }
 
+std::vector<std::int64_t> broadcast_shape(const Operand* operands, const char* const* names,
+                                          int count) {
+  Sizes shape = sizes_of(operands[0]);
+  for (int i = 1; i < count; ++i) {
+    const Operand so_far{static_cast<int>(shape.size()), shape.data(), nullptr};
+    try {
+      shape = broadcast_shape(so_far, operands[i]);
+    } catch (const std::invalid_argument& error) {
+      // The pair's words with the operands' own names, the shape so far named for what it is.
+      const Sizes own = sizes_of(operands[i]);
+      std::string what = error.what();
+      const std::string detail = what.substr(what.find(" cannot be broadcast together") +
+                                             std::string(" cannot be broadcast together").size());
+      const std::string before =
+          i == 1 ? std::string(names[0]) + " of shape " + shape_text(shape)
+                 : "the shape " + shape_text(shape) + " of " + names[0] + " to " + names[i - 1];
+      throw std::invalid_argument(std::string(kBroadcastErrorPrefix) + before + " and " + names[i] +
+                                  " of shape " + shape_text(own) + " cannot be broadcast together" +
+                                  detail);
+    }
+  }
+  return shape;
+}
+
+std::vector<std::int64_t> result_strides(const Operand* operands, int count, const Sizes& shape) {
+  if (count == 1) {
+    return result_strides(operands[0], operands[0], shape);
+  }
+  Sizes sum_shape = broadcast_shape(operands[0], operands[1]);
+  Sizes sum_strides = result_strides(operands[0], operands[1], sum_shape);
+  for (int i = 2; i < count; ++i) {
+    const Operand sum{static_cast<int>(sum_shape.size()), sum_shape.data(), sum_strides.data()};
+    Sizes next_shape = broadcast_shape(sum, operands[i]);
+    sum_strides = result_strides(sum, operands[i], next_shape);
+    sum_shape = std::move(next_shape);
+  }
+  return sum_strides;
+}
+
 std::vector<std::int64_t> result_strides(const Operand& x, const Operand& y, const Sizes& shape) {
   if (same_sizes(x, y) && static_cast<std::size_t>(x.ndim) == shape.size() &&
       std::equal(shape.begin(), shape.end(), x.sizes) && is_row_major(x) && is_row_major(y)) {

@@ -1,11 +1,11 @@
-// Where the linear index of an element of a strided call lands in x, y and z. With 32-bit
+// Where the linear index of an element of a strided call lands in each operand. With 32-bit
 // indices, each division by a dimension size becomes a multiply-high, an add and a shift.
 #pragma once
 
 #include <cstdint>
 
 #include "element_math.h"
-#include "vecadd/vecadd.h"
+#include "vecadd/plan.h"
 
 namespace vecadd::detail {
 
@@ -38,29 +38,36 @@ struct Divider32 {
   }
 };
 
-// A strided layout whose every index and offset fits in 31 bits, with its sizes as dividers.
+// Element offsets of one linear index into each of kOperands operands.
+template <class Index, int kOperands>
+struct OperandOffsets {
+  Index of[kOperands];
+};
+
+// Dimensions whose every index and offset fits in 31 bits, with their sizes as dividers and
+// each of kOperands operands' strides.
+template <int kOperands>
 struct StridedIndexer32 {
   using Index = std::int32_t;
   int ndim = 0;
   Divider32 sizes[kMaxDims];
-  Index x_strides[kMaxDims] = {};
-  Index y_strides[kMaxDims] = {};
-  Index z_strides[kMaxDims] = {};
+  Index strides[kOperands][kMaxDims] = {};
 
-  static StridedIndexer32 of(const StridedLayout& layout) {
+  // `operands` of dims' operands, by their numbers there (z last).
+  static StridedIndexer32 of(const Dimensions& dims, const int* operands) {
     StridedIndexer32 result;
-    result.ndim = layout.ndim;
-    for (int d = 0; d < layout.ndim; ++d) {
-      result.sizes[d] = Divider32::of(static_cast<std::uint32_t>(layout.sizes[d]));
-      result.x_strides[d] = static_cast<Index>(layout.x_strides[d]);
-      result.y_strides[d] = static_cast<Index>(layout.y_strides[d]);
-      result.z_strides[d] = static_cast<Index>(layout.z_strides[d]);
+    result.ndim = dims.ndim;
+    for (int d = 0; d < dims.ndim; ++d) {
+      result.sizes[d] = Divider32::of(static_cast<std::uint32_t>(dims.sizes[d]));
+      for (int o = 0; o < kOperands; ++o) {
+        result.strides[o][d] = static_cast<Index>(dims.stride(operands[o], d));
+      }
     }
     return result;
   }
 
-  VECADD_HOST_DEVICE ElementOffsets<Index> offsets(Index linear) const {
-    ElementOffsets<Index> offsets;
+  VECADD_HOST_DEVICE OperandOffsets<Index, kOperands> offsets(Index linear) const {
+    OperandOffsets<Index, kOperands> offsets = {};
     auto rest = static_cast<std::uint32_t>(linear);
 #pragma unroll
     for (int i = 0; i < kMaxDims; ++i) {
@@ -72,23 +79,47 @@ struct StridedIndexer32 {
       const std::uint32_t quotient = d == 0 ? 0 : sizes[d].divide(rest);
       const auto coordinate = static_cast<Index>(rest - quotient * sizes[d].divisor);
       rest = quotient;
-      offsets.x += coordinate * x_strides[d];
-      offsets.y += coordinate * y_strides[d];
-      offsets.z += coordinate * z_strides[d];
+#pragma unroll
+      for (int o = 0; o < kOperands; ++o) {
+        offsets.of[o] += coordinate * strides[o][d];
+      }
     }
     return offsets;
   }
 };
 
-// Any strided layout, with 64-bit indices and plain divisions.
+// Any dimensions, with 64-bit indices and plain divisions.
+template <int kOperands>
 struct StridedIndexer64 {
   using Index = std::int64_t;
-  StridedLayout layout;
+  int ndim = 0;
+  Index sizes[kMaxDims] = {};
+  Index strides[kOperands][kMaxDims] = {};
 
-  static StridedIndexer64 of(const StridedLayout& layout) { return StridedIndexer64{layout}; }
+  static StridedIndexer64 of(const Dimensions& dims, const int* operands) {
+    StridedIndexer64 result;
+    result.ndim = dims.ndim;
+    for (int d = 0; d < dims.ndim; ++d) {
+      result.sizes[d] = dims.sizes[d];
+      for (int o = 0; o < kOperands; ++o) {
+        result.strides[o][d] = dims.stride(operands[o], d);
+      }
+    }
+    return result;
+  }
 
-  VECADD_HOST_DEVICE ElementOffsets<Index> offsets(Index linear) const {
-    return offsets_of<Index>(linear, layout);
+  VECADD_HOST_DEVICE OperandOffsets<Index, kOperands> offsets(Index linear) const {
+    OperandOffsets<Index, kOperands> offsets = {};
+    for (int d = ndim - 1; d >= 0; --d) {
+      // The outermost coordinate is what is left; skipping its division saves a divide.
+      const Index coordinate = d == 0 ? linear : linear % sizes[d];
+      linear /= sizes[d];
+#pragma unroll
+      for (int o = 0; o < kOperands; ++o) {
+        offsets.of[o] += coordinate * strides[o][d];
+      }
+    }
+    return offsets;
   }
 };
 

@@ -1,7 +1,9 @@
-// Host arrays with a shape and strides for the kernel library's tests, and the reference
-// they are checked against: z = x + alpha * y element by element, in the obvious loop.
+// Host arrays with a shape and strides for the kernel library's tests, and the references
+// they are checked against: z = x + alpha * y, or a weighted sum of n inputs, element by
+// element, in the obvious loop.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <numeric>
 #include <random>
@@ -105,6 +107,34 @@ std::int64_t mismatches(const Array<T>& x, const Array<T>& y, const Array<T>& z,
   for (std::int64_t i = 0; i < count; ++i) {
     const T expected = static_cast<T>(x.data()[broadcast_offset(x, index)] +
                                       alpha * y.data()[broadcast_offset(y, index)]);
+    wrong += z.data()[broadcast_offset(z, index)] == expected ? 0 : 1;
+    for (std::size_t d = index.size(); d-- > 0;) {
+      if (++index[d] < z.sizes[d]) {
+        break;
+      }
+      index[d] = 0;
+    }
+  }
+  return wrong;
+}
+
+// Number of elements of z that differ from the sum of weights[i] * inputs[i], computed one by
+// one in the order the library adds (exact for the small integers these arrays hold).
+template <class T>
+std::int64_t sum_mismatches(const std::vector<const Array<T>*>& inputs,
+                            const std::vector<T>& weights, const Array<T>& z) {
+  std::vector<std::int64_t> index(z.sizes.size(), 0);
+  std::int64_t count = 1;
+  for (const std::int64_t size : z.sizes) {
+    count *= size;
+  }
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < count; ++i) {
+    T expected = weights[0] * inputs[0]->data()[broadcast_offset(*inputs[0], index)];
+    for (std::size_t k = 1; k < inputs.size(); ++k) {
+      expected = static_cast<T>(
+          expected + weights[k] * inputs[k]->data()[broadcast_offset(*inputs[k], index)]);
+    }
     wrong += z.data()[broadcast_offset(z, index)] == expected ? 0 : 1;
     for (std::size_t d = index.size(); d-- > 0;) {
       if (++index[d] < z.sizes[d]) {

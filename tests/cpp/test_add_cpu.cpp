@@ -150,26 +150,50 @@ TEST(small_calls_stay_on_the_calling_thread) {
   CHECK(recording.threads.count(std::this_thread::get_id()) == 1);
 }
 
-TEST(the_contiguous_and_strided_entry_points_agree_with_plans) {
+TEST(the_contiguous_entry_point_agrees_with_plans) {
   const auto x = make_array<double>({5, 7}, {}, 0, 1);
   const auto y = make_array<double>({5, 7}, {}, 0, 2);
   auto z = make_array<double>({5, 7});
   vecadd::add_cpu(x.data(), y.data(), z.data(), 35, 0.5);
   CHECK_EQ(mismatches(x, y, z, 0.5), 0);
-  vecadd::StridedLayout layout;
-  layout.ndim = 2;
-  layout.sizes[0] = 5;
-  layout.sizes[1] = 7;
-  layout.x_strides[0] = 7;
-  layout.x_strides[1] = 1;
-  layout.y_strides[0] = 0;  // y's first row, repeated
-  layout.y_strides[1] = 1;
-  layout.z_strides[0] = 7;
-  layout.z_strides[1] = 1;
-  vecadd::add_strided_cpu(x.data(), y.data(), z.data(), layout, 2.0);
-  const auto first_row =
-      Array<double>{{7}, {1}, 0, std::vector<double>(y.storage.begin(), y.storage.begin() + 7)};
-  CHECK_EQ(mismatches(x, first_row, z, 2.0), 0);
+}
+
+// n inputs in the layouts of the row, strided and contiguous kernels, against the plain loop.
+template <class T>
+std::int64_t sum_and_count_mismatches(const std::vector<const Array<T>*>& inputs,
+                                      const std::vector<T>& weights, Array<T>& z) {
+  std::vector<const T*> data;
+  std::vector<vecadd::Operand> shapes;
+  for (const Array<T>* input : inputs) {
+    data.push_back(input->data());
+    shapes.push_back(input->operand());
+  }
+  const vecadd::Plan plan = vecadd::plan_add_n(
+      data.data(), shapes.data(), static_cast<int>(inputs.size()), z.data(), z.operand());
+  vecadd::add_n_cpu(data.data(), weights.data(), z.data(), plan);
+  return vecadd_test::sum_mismatches(inputs, weights, z);
+}
+
+TEST(sums_of_n_inputs_in_every_layout) {
+  for (const int n : {1, 3, 9, 40}) {
+    std::vector<Array<std::int64_t>> owned;
+    for (int i = 0; i < n; ++i) {
+      // A per-row value, a bias, a transposed matrix and plain matrices in turn.
+      const int kind = i % 4;
+      owned.push_back(kind == 1   ? make_array<std::int64_t>({33, 1}, {}, 0, i + 1)
+                      : kind == 2 ? make_array<std::int64_t>({40}, {}, 0, i + 1)
+                      : kind == 3 ? make_array<std::int64_t>({33, 40}, {1, 33}, 0, i + 1)
+                                  : make_array<std::int64_t>({33, 40}, {}, 0, i + 1));
+    }
+    std::vector<const Array<std::int64_t>*> inputs;
+    std::vector<std::int64_t> weights;
+    for (int i = 0; i < n; ++i) {
+      inputs.push_back(&owned[static_cast<std::size_t>(i)]);
+      weights.push_back(i % 3 - 1);
+    }
+    auto z = make_array<std::int64_t>({33, 40});
+    CHECK_EQ(sum_and_count_mismatches(inputs, weights, z), 0);
+  }
 }
 
 TEST_MAIN()

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <vector>
 
 #include "arrays.h"
@@ -244,6 +245,52 @@ TEST(graph_launch_order) {
 #else
   std::printf("  CUDA before 12.3 records no overlapping launches in graphs: nothing to check\n");
 #endif
+}
+
+// A sum of n inputs (a per-row value, a bias, a transposed matrix and plain matrices in turn)
+// on the device, against the plain loop; the kernel the plan chose.
+std::int64_t sum_on_device(int n, const Sizes& matrix, vecadd::Kernel& kernel) {
+  using T = std::int64_t;
+  std::vector<Array<T>> owned;
+  for (int i = 0; i < n; ++i) {
+    const int kind = i % 4;
+    owned.push_back(kind == 1   ? make_array<T>({matrix[0], 1}, {}, 0, i + 1)
+                    : kind == 2 ? make_array<T>({matrix[1]}, {}, 0, i + 1)
+                    : kind == 3 ? make_array<T>(matrix, {1, matrix[0]}, 0, i + 1)
+                                : make_array<T>(matrix, {}, 0, i + 1));
+  }
+  auto z = make_array<T>(matrix);
+  std::vector<std::unique_ptr<DeviceCopy<T>>> copies;
+  std::vector<const T*> data;
+  std::vector<vecadd::Operand> shapes;
+  std::vector<const Array<T>*> inputs;
+  std::vector<T> weights;
+  for (int i = 0; i < n; ++i) {
+    copies.push_back(std::make_unique<DeviceCopy<T>>(owned[static_cast<std::size_t>(i)]));
+    data.push_back(copies.back()->storage);
+    shapes.push_back(owned[static_cast<std::size_t>(i)].operand());
+    inputs.push_back(&owned[static_cast<std::size_t>(i)]);
+    weights.push_back(i % 3 - 1);
+  }
+  const DeviceCopy<T> dz(z);
+  const vecadd::Plan plan =
+      vecadd::plan_add_n(data.data(), shapes.data(), n, dz.storage, z.operand());
+  kernel = plan.kernel;
+  CHECK(vecadd::add_n_cuda(data.data(), weights.data(), dz.storage, plan, nullptr) == cudaSuccess);
+  CHECK(cudaDeviceSynchronize() == cudaSuccess);
+  dz.copy_back(z);
+  return vecadd_test::sum_mismatches(inputs, weights, z);
+}
+
+TEST(sums_of_n_inputs_through_each_launch_size) {
+  vecadd::Kernel kernel{};
+  for (const int n : {1, 3, 8, 9, 32, 33, 70}) {
+    CHECK_EQ(sum_on_device(n, {300, 256}, kernel), 0);
+    const vecadd::Kernel expected = n == 1  ? vecadd::Kernel::kContiguous
+                                    : n < 4 ? vecadd::Kernel::kRows
+                                            : vecadd::Kernel::kStrided;
+    CHECK(kernel == expected);
+  }
 }
 
 TEST(float32_layouts) {

@@ -33,9 +33,14 @@ vecadd::Plan plan_floats(const Sizes& x_sizes, const Sizes& x_strides, const Siz
                           sizeof(float));
 }
 
-Sizes sizes_of(const vecadd::StridedLayout& layout) {
-  return Sizes(layout.sizes, layout.sizes + layout.ndim);
+Sizes sizes_of(const vecadd::Dimensions& dims) {
+  return dims.sizes;
 }
+
+// Operand numbers of a two-input plan: x, y, then z.
+constexpr int kX = 0;
+constexpr int kY = 1;
+constexpr int kZ = 2;
 
 std::string planner_error(const Sizes& x_sizes, const Sizes& z_sizes) {
   try {
@@ -52,7 +57,7 @@ TEST(contiguous_arrays_of_any_rank_are_one_run) {
   const vecadd::Plan plan = plan_floats({3, 4, 5}, {}, {3, 4, 5}, {}, {3, 4, 5}, {});
   CHECK(plan.kernel == vecadd::Kernel::kContiguous);
   CHECK_EQ(plan.count, 60);
-  CHECK(sizes_of(plan.layout) == Sizes{60});
+  CHECK(sizes_of(plan.launch) == Sizes{60});
   CHECK(plan.index_width == vecadd::IndexWidth::k32);
   CHECK(plan.vector_aligned);
   CHECK_EQ(plan.outer.ndim, 0);
@@ -63,7 +68,7 @@ TEST(a_shared_permuted_dense_order_is_one_run) {
   const Sizes strides = {12, 1, 3};
   const vecadd::Plan plan = plan_floats({2, 3, 4}, strides, {2, 3, 4}, strides, {2, 3, 4}, strides);
   CHECK(plan.kernel == vecadd::Kernel::kContiguous);
-  CHECK(sizes_of(plan.layout) == Sizes{24});
+  CHECK(sizes_of(plan.launch) == Sizes{24});
 }
 
 TEST(size_one_dimensions_are_dropped_whatever_their_strides) {
@@ -93,21 +98,21 @@ TEST(unaligned_contiguous_views_keep_the_contiguous_kernel_without_vectors) {
 TEST(a_bias_along_rows_takes_the_row_kernel) {
   const vecadd::Plan plan = plan_floats({64, 32}, {}, {32}, {}, {64, 32}, {});
   CHECK(plan.kernel == vecadd::Kernel::kRows);
-  CHECK(!plan.x_repeats);
-  CHECK(!plan.y_repeats);
-  CHECK(sizes_of(plan.layout) == (Sizes{64, 32}));
-  CHECK_EQ(plan.layout.y_strides[0], 0);
-  CHECK_EQ(plan.layout.y_strides[1], 1);
+  CHECK(!plan.repeats[kX]);
+  CHECK(!plan.repeats[kY]);
+  CHECK(sizes_of(plan.launch) == (Sizes{64, 32}));
+  CHECK_EQ(plan.launch.stride(kY, 0), 0);
+  CHECK_EQ(plan.launch.stride(kY, 1), 1);
 }
 
 TEST(a_value_per_row_repeats_along_the_row) {
   const vecadd::Plan plan = plan_floats({64, 32}, {}, {64, 1}, {}, {64, 32}, {});
   CHECK(plan.kernel == vecadd::Kernel::kRows);
-  CHECK(plan.y_repeats);
-  CHECK(!plan.x_repeats);
+  CHECK(plan.repeats[kY]);
+  CHECK(!plan.repeats[kX]);
   const vecadd::Plan swapped = plan_floats({64, 1}, {}, {64, 32}, {}, {64, 32}, {});
   CHECK(swapped.kernel == vecadd::Kernel::kRows);
-  CHECK(swapped.x_repeats);
+  CHECK(swapped.repeats[kX]);
 }
 
 TEST(rows_that_break_16_byte_packs_are_strided) {
@@ -120,7 +125,7 @@ TEST(rows_that_break_16_byte_packs_are_strided) {
   // x read across (column-major) while z is row-major.
   const vecadd::Plan mixed = plan_floats({64, 32}, {1, 64}, {64, 32}, {}, {64, 32}, {});
   CHECK(mixed.kernel == vecadd::Kernel::kStrided);
-  CHECK(sizes_of(mixed.layout) == (Sizes{64, 32}));
+  CHECK(sizes_of(mixed.launch) == (Sizes{64, 32}));
 }
 
 TEST(dimensions_follow_z_and_merge_where_all_three_allow) {
@@ -130,10 +135,10 @@ TEST(dimensions_follow_z_and_merge_where_all_three_allow) {
       plan_floats({2, 8, 3, 3}, z_strides, {8, 1, 1}, {}, {2, 8, 3, 3}, z_strides);
   CHECK(plan.kernel == vecadd::Kernel::kRows);
   // N, H and W merge into one outer dimension of 18 rows; C (8 floats) is the row.
-  CHECK(sizes_of(plan.layout) == (Sizes{18, 8}));
-  CHECK_EQ(plan.layout.z_strides[0], 8);
-  CHECK_EQ(plan.layout.y_strides[0], 0);
-  CHECK_EQ(plan.layout.y_strides[1], 1);
+  CHECK(sizes_of(plan.launch) == (Sizes{18, 8}));
+  CHECK_EQ(plan.launch.stride(kZ, 0), 8);
+  CHECK_EQ(plan.launch.stride(kY, 0), 0);
+  CHECK_EQ(plan.launch.stride(kY, 1), 1);
 }
 
 TEST(more_dimensions_than_one_launch_takes_loop_outside) {
@@ -143,10 +148,10 @@ TEST(more_dimensions_than_one_launch_takes_loop_outside) {
       plan_floats(sizes, vecadd_test::unmergeable_strides(10), sizes, {}, sizes, {});
   CHECK(plan.kernel == vecadd::Kernel::kStrided);
   CHECK_EQ(plan.outer.ndim, 2);
-  CHECK_EQ(plan.layout.ndim, vecadd::kMaxDims);
-  CHECK_EQ(vecadd::element_count(plan.layout), 256);
-  CHECK_EQ(plan.outer.x_strides[0], 19683);
-  CHECK_EQ(plan.outer.z_strides[1], 256);
+  CHECK_EQ(plan.launch.ndim, vecadd::kMaxDims);
+  CHECK_EQ(plan.launch.count(), 256);
+  CHECK_EQ(plan.outer.stride(kX, 0), 19683);
+  CHECK_EQ(plan.outer.stride(kZ, 1), 256);
 }
 
 TEST(index_width_follows_the_farthest_offset) {
@@ -160,18 +165,52 @@ TEST(index_width_follows_the_farthest_offset) {
   CHECK(long_run.index_width == vecadd::IndexWidth::k64);
 }
 
-TEST(a_layout_in_planner_terms_is_planned_the_same_way) {
-  vecadd::StridedLayout layout;
-  layout.ndim = 3;
-  const std::int64_t sizes[] = {4, 1, 8};
-  const std::int64_t strides[] = {8, 8, 1};
-  for (int d = 0; d < 3; ++d) {
-    layout.sizes[d] = sizes[d];
-    layout.x_strides[d] = layout.y_strides[d] = layout.z_strides[d] = strides[d];
+TEST(n_inputs_merge_only_where_every_input_allows) {
+  // Four inputs of (6, 8): three row-major, one a per-row value; z row-major.
+  const Sizes sizes = {6, 8};
+  const Sizes column = {6, 1};
+  const void* const inputs[] = {kAligned, kAlignedToo, kAligned, kAlignedToo};
+  const vecadd::Operand shapes[] = {shape(sizes, {}), shape(sizes, {}), shape(column, {}),
+                                    shape(sizes, {})};
+  const vecadd::Plan rows =
+      vecadd::plan_add_n(inputs, shapes, 4, kAlignedOut, shape(sizes, {}), sizeof(float));
+  CHECK(rows.kernel == vecadd::Kernel::kRows);
+  CHECK_EQ(rows.inputs, 4);
+  CHECK_EQ(rows.launch.operands, 5);
+  CHECK(sizes_of(rows.launch) == (Sizes{6, 8}));
+  CHECK(rows.repeats == (std::vector<bool>{false, false, true, false}));
+  // The same inputs all of (6, 8) are one run; one input alone still plans its output.
+  const vecadd::Operand dense[] = {shape(sizes, {}), shape(sizes, {}), shape(sizes, {}),
+                                   shape(sizes, {})};
+  const vecadd::Plan run =
+      vecadd::plan_add_n(inputs, dense, 4, kAlignedOut, shape(sizes, {}), sizeof(float));
+  CHECK(run.kernel == vecadd::Kernel::kContiguous);
+  CHECK(sizes_of(run.launch) == Sizes{48});
+  const vecadd::Plan one =
+      vecadd::plan_add_n(inputs, dense, 1, kAlignedOut, shape(sizes, {}), sizeof(float));
+  CHECK(one.kernel == vecadd::Kernel::kContiguous);
+  CHECK_EQ(one.inputs, 1);
+}
+
+TEST(an_input_of_no_size_in_a_dimension_is_refused_by_number) {
+  const Sizes sizes = {2, 4};
+  const Sizes wrong = {3};
+  const void* const inputs[] = {kAligned, kAligned, kAligned};
+  const vecadd::Operand shapes[] = {shape(sizes, {}), shape(sizes, {}), shape(wrong, {})};
+  std::string message;
+  try {
+    vecadd::plan_add_n(inputs, shapes, 3, kAlignedOut, shape(sizes, {}), sizeof(float));
+  } catch (const std::invalid_argument& error) {
+    message = error.what();
   }
-  const vecadd::Plan plan = vecadd::plan_add(kAligned, kAlignedToo, kAlignedOut, layout, 4);
-  CHECK(plan.kernel == vecadd::Kernel::kContiguous);
-  CHECK_EQ(plan.count, 32);
+  CHECK(message.find("operand 'input 2' has size 3 in dimension 0") != std::string::npos);
+  std::string none;
+  try {
+    vecadd::plan_add_n(inputs, shapes, 0, kAlignedOut, shape(sizes, {}), sizeof(float));
+  } catch (const std::invalid_argument& error) {
+    none = error.what();
+  }
+  CHECK(none.find("no inputs; expected at least one") != std::string::npos);
 }
 
 TEST(shapes_that_do_not_broadcast_are_refused_by_name) {

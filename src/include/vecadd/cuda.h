@@ -1,4 +1,5 @@
-// vecadd's CUDA entry points: z = x + alpha * y over device arrays, enqueued on a stream.
+// vecadd's CUDA entry points: weighted sums (z = x + alpha * y the common one) over device
+// arrays, enqueued on a stream.
 //
 // The library behind this header (CMake target vecadd::cuda) is built once per CUDA major;
 // it shares vecadd/vecadd.h's types and planner (vecadd::vecadd), and links the CUDA runtime
@@ -17,23 +18,27 @@
 
 namespace vecadd {
 
-// Device pointers; enqueued on `stream`. Returns the launch status (cudaSuccess, or
-// e.g. cudaErrorNoKernelImageForDevice when this build holds no code for the GPU).
-// Execution errors surface later, on the stream, as with any CUDA launch. On compute
-// capability 9.0 and newer the launch may overlap the end of the previous kernel in the
-// stream, but it reads and writes memory only after that kernel has completed.
+// z = sum of weights[i] * inputs[i] over device arrays, for a plan that plan_add_n made for
+// them; enqueued on `stream`. Returns the launch status (cudaSuccess, or e.g.
+// cudaErrorNoKernelImageForDevice when this build holds no code for the GPU); execution errors
+// surface later, on the stream, as with any CUDA launch. Each input is read once and z written
+// once, in one launch for up to 32 inputs (more are summed in launches of 32, the partial sums
+// kept in compute type in stream-ordered memory); a call with more than kMaxDims merged
+// dimensions is several launches, and the first failed one's status is returned. On compute
+// capability 9.0 and newer a launch may overlap the end of the previous kernel in the stream,
+// but it reads and writes memory only after that kernel has completed.
 template <class T>
-cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, alpha_t<T> alpha,
-                     cudaStream_t stream);
+cudaError_t add_n_cuda(const T* const* inputs, const alpha_t<T>* weights, T* z, const Plan& plan,
+                       cudaStream_t stream);
 
-template <class T>
-cudaError_t add_strided_cuda(const T* x, const T* y, T* z, const StridedLayout& layout,
-                             alpha_t<T> alpha, cudaStream_t stream);
-
-// Runs a plan that plan_add made for these device arrays; a call with more than kMaxDims
-// merged dimensions is several launches, and the first failed one's status is returned.
+// z = x + alpha * y: the two-input case, for a plan that plan_add made for these arrays.
 template <class T>
 cudaError_t add_cuda(const T* x, const T* y, T* z, const Plan& plan, alpha_t<T> alpha,
+                     cudaStream_t stream);
+
+// n contiguous elements.
+template <class T>
+cudaError_t add_cuda(const T* x, const T* y, T* z, std::int64_t n, alpha_t<T> alpha,
                      cudaStream_t stream);
 
 // The CUDA architectures this library was compiled for, in CMake's syntax ("80-real;90").
@@ -55,12 +60,12 @@ struct CudaDevice {
 };
 CudaDevice describe_cuda_device(int device_index);
 
-#define VECADD_DECLARE_CUDA(T)                                                                  \
-  extern template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>,     \
-                                          cudaStream_t);                                        \
-  extern template cudaError_t add_strided_cuda<T>(const T*, const T*, T*, const StridedLayout&, \
-                                                  alpha_t<T>, cudaStream_t);                    \
-  extern template cudaError_t add_cuda<T>(const T*, const T*, T*, const Plan&, alpha_t<T>,      \
+#define VECADD_DECLARE_CUDA(T)                                                                   \
+  extern template cudaError_t add_n_cuda<T>(const T* const*, const alpha_t<T>*, T*, const Plan&, \
+                                            cudaStream_t);                                       \
+  extern template cudaError_t add_cuda<T>(const T*, const T*, T*, const Plan&, alpha_t<T>,       \
+                                          cudaStream_t);                                         \
+  extern template cudaError_t add_cuda<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>,      \
                                           cudaStream_t);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_DECLARE_CUDA)
 #undef VECADD_DECLARE_CUDA

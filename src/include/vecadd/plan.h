@@ -1,13 +1,15 @@
-// vecadd's planner: decides, once per call and on the host, how z = x + alpha * y walks its
-// arrays. Like torch's TensorIterator, but for two inputs and one output and with no torch:
-// size-1 dimensions are dropped, the rest ordered by z's strides (z's innermost last) and
-// merged wherever x, y and z all allow, and the kernel and index width are picked from what
-// remains. The add_cpu/add_cuda overloads that take a Plan run it.
+// vecadd's planner: decides, once per call and on the host, how a weighted sum
+// z = w_0 * x_0 + ... + w_(n-1) * x_(n-1) walks its arrays. Like torch's TensorIterator, but for
+// n inputs and one output and with no torch: size-1 dimensions are dropped, the rest ordered by
+// z's strides (z's innermost last) and merged wherever every operand allows, and the kernel and
+// index width are picked from what remains. z = x + alpha * y is the two-input case. The
+// add_n_cpu/add_n_cuda (and add_cpu/add_cuda) overloads that take a Plan run it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace vecadd {
 
@@ -18,25 +20,6 @@ inline constexpr int kMaxDims = 8;
 // Dimensions of size 2 or more that any array can have (its element count fits 63 bits).
 inline constexpr int kMaxPlanDims = 64;
 
-// Shape and element strides (not bytes) of a broadcast, possibly non-contiguous call.
-// Dimension 0 is the outermost; a stride of 0 repeats an element along that dimension.
-struct StridedLayout {
-  int ndim = 0;
-  std::int64_t sizes[kMaxDims] = {};
-  std::int64_t x_strides[kMaxDims] = {};
-  std::int64_t y_strides[kMaxDims] = {};
-  std::int64_t z_strides[kMaxDims] = {};
-};
-
-// Number of elements a layout covers (1 for ndim == 0, like a 0-dim tensor).
-inline std::int64_t element_count(const StridedLayout& layout) {
-  std::int64_t count = 1;
-  for (int d = 0; d < layout.ndim; ++d) {
-    count *= layout.sizes[d];
-  }
-  return count;
-}
-
 // One operand as its owner sees it: sizes and element strides, outermost first. Operands
 // broadcast as in NumPy and torch: trailing dimensions line up, and a size-1 or missing
 // dimension repeats. `strides == nullptr` means dense row-major.
@@ -46,50 +29,65 @@ struct Operand {
   const std::int64_t* strides = nullptr;
 };
 
+// Some dimensions of a call, outermost first, and each operand's element strides along them
+// (the inputs in order, then z); a stride of 0 repeats an element along that dimension.
+struct Dimensions {
+  int ndim = 0;
+  int operands = 0;
+  std::vector<std::int64_t> sizes;    // ndim
+  std::vector<std::int64_t> strides;  // operands x ndim, one operand after another
+
+  std::int64_t stride(int operand, int d) const {
+    return strides[static_cast<std::size_t>(operand) * static_cast<std::size_t>(ndim) +
+                   static_cast<std::size_t>(d)];
+  }
+  // Elements the dimensions cover (1 for none, like a 0-dim tensor).
+  std::int64_t count() const {
+    std::int64_t product = 1;
+    for (const std::int64_t size : sizes) {
+      product *= size;
+    }
+    return product;
+  }
+};
+
 // Which kernel runs a call.
 enum class Kernel : std::uint8_t {
   kNothing,     // z has no elements
-  kContiguous,  // x, y and z are one dense run each, in the same memory order
-  kRows,        // rows contiguous in z, each of x and y contiguous or one repeated element
-                // along them, every row on a 16-byte boundary (CUDA; the CPU walks them too)
+  kContiguous,  // every operand is one dense run, in the same memory order
+  kRows,        // rows contiguous in z, each input contiguous or one repeated element along
+                // them, every row on a 16-byte boundary (CUDA; the CPU walks them too)
   kStrided,     // anything else: each element's offsets are computed from its index
 };
 
 // Width of the index arithmetic inside a launch: 32 bits when no index or offset can exceed it.
 enum class IndexWidth : std::uint8_t { k32, k64 };
 
-// Dimensions of a plan that lie outside the kMaxDims a launch walks: looped on the host.
-struct OuterDimensions {
-  int ndim = 0;
-  std::int64_t sizes[kMaxPlanDims - kMaxDims];
-  std::int64_t x_strides[kMaxPlanDims - kMaxDims];
-  std::int64_t y_strides[kMaxPlanDims - kMaxDims];
-  std::int64_t z_strides[kMaxPlanDims - kMaxDims];
-};
-
-// How one call runs: made by plan_add for particular arrays (alignment is part of it), run
-// by add_cpu or add_cuda on those same arrays.
+// How one call runs: made by plan_add_n for particular arrays (alignment is part of it), run by
+// add_n_cpu or add_n_cuda on those same arrays.
 struct Plan {
   Kernel kernel = Kernel::kNothing;
   IndexWidth index_width = IndexWidth::k64;
   std::int64_t count = 0;       // elements of z
-  bool vector_aligned = false;  // x, y and z all start on a 16-byte boundary
-  bool x_repeats = false;       // kRows: x is one element repeated along each row
-  bool y_repeats = false;       // kRows: likewise y
-  StridedLayout layout;         // merged dimensions one launch walks (kContiguous: one)
-  OuterDimensions outer;        // merged dimensions outside those, looped on the host
+  int inputs = 0;               // operands 0 .. inputs - 1; z is operand `inputs`
+  bool vector_aligned = false;  // every operand starts on a 16-byte boundary
+  std::vector<bool> repeats;    // kRows: input i is one element repeated along each row
+  Dimensions launch;            // merged dimensions one launch walks (kContiguous: one)
+  Dimensions outer;             // merged dimensions outside those, looped on the host
 };
 
-// Plans z = x + alpha * y over arrays of `element_size` bytes each. z must have the
-// broadcast shape of x and y: std::invalid_argument names the operand and dimension when
-// it does not. z must not partly overlap x or y (being the very same array is fine), and
-// must not have elements that share memory; the planner does not check either.
+// Plans z = sum of weights[i] * inputs[i] over arrays of `element_size` bytes each. z must have
+// the broadcast shape of the inputs: std::invalid_argument names the operand ("input 2", or
+// the name given in `names`) and the dimension when it does not. z must not partly overlap an
+// input (being the very same array is fine), and must not have elements that share memory;
+// the planner does not check either.
+Plan plan_add_n(const void* const* inputs, const Operand* input_shapes, int input_count,
+                const void* z, const Operand& z_shape, std::size_t element_size,
+                const char* const* names = nullptr);
+
+// The two-input case: z = x + alpha * y.
 Plan plan_add(const void* x, const Operand& x_shape, const void* y, const Operand& y_shape,
               const void* z, const Operand& z_shape, std::size_t element_size);
-
-// The same for a layout already in the planner's terms (broadcast strides, any order).
-Plan plan_add(const void* x, const void* y, const void* z, const StridedLayout& layout,
-              std::size_t element_size);
 
 // Typed front ends, so that callers need not pass sizeof(T).
 template <class T>
@@ -97,6 +95,14 @@ Plan plan_add(const T* x, const Operand& x_shape, const T* y, const Operand& y_s
               const Operand& z_shape) {
   return plan_add(static_cast<const void*>(x), x_shape, static_cast<const void*>(y), y_shape,
                   static_cast<const void*>(z), z_shape, sizeof(T));
+}
+
+template <class T>
+Plan plan_add_n(const T* const* inputs, const Operand* input_shapes, int input_count, const T* z,
+                const Operand& z_shape) {
+  std::vector<const void*> untyped(inputs, inputs + input_count);
+  return plan_add_n(untyped.data(), input_shapes, input_count, static_cast<const void*>(z), z_shape,
+                    sizeof(T));
 }
 
 // How the CPU entry points spread work over threads. `run(count, grain, body)` calls

@@ -16,11 +16,22 @@ namespace vecadd {
 std::vector<std::int64_t> broadcast_shape(const Operand& x, const Operand& y);
 inline constexpr const char* kBroadcastErrorPrefix = "vecadd::broadcast_shape: ";
 
+// The broadcast shape of `count` operands, as a chain of additions broadcasts them: the first
+// two, then that shape with the third, and so on. The error names the operand (by `names`)
+// that does not fit the shape before it.
+std::vector<std::int64_t> broadcast_shape(const Operand* operands, const char* const* names,
+                                          int count);
+
 // Element strides for a new z of `shape` (the broadcast shape of x and y): like the inputs
 // when they agree (row-major stays row-major, channels-last stays channels-last, a
 // transposed pair gives a transposed z), else dimensions ordered by x's strides, then y's
 // where x repeats, then row-major.
 std::vector<std::int64_t> result_strides(const Operand& x, const Operand& y,
+                                         const std::vector<std::int64_t>& shape);
+
+// The same for `count` operands as a chain of additions lays its result out: the layout of the
+// first two's sum, then of that sum plus the third, and so on (one operand: as x + x).
+std::vector<std::int64_t> result_strides(const Operand* operands, int count,
                                          const std::vector<std::int64_t>& shape);
 
 }  // namespace vecadd

@@ -1,4 +1,5 @@
-// vecadd: z = x + alpha * y over plain host arrays, with no PyTorch in sight.
+// vecadd: weighted sums z = w_0 * x_0 + ... (z = x + alpha * y the common one) over plain host
+// arrays, with no PyTorch in sight.
 //
 // This header (with vecadd/plan.h, which it includes) is the public C++ interface of the
 // kernel library (CMake target vecadd::vecadd): the planner and the CPU entry points. The
@@ -7,6 +8,8 @@
 //
 //   const vecadd::Plan plan = vecadd::plan_add(x, x_shape, y, y_shape, z, z_shape);
 //   vecadd::add_cpu(x, y, z, plan, alpha);  // host arrays, on every core
+//   const vecadd::Plan sum = vecadd::plan_add_n(inputs, shapes, n, z, z_shape);
+//   vecadd::add_n_cpu(inputs, weights, z, sum);
 #pragma once
 
 #include <cstdint>
@@ -44,21 +47,22 @@ struct AlphaType<bfloat16> {
 template <class T>
 using alpha_t = typename AlphaType<T>::type;
 
-// z[i] = x[i] + alpha * y[i] for i in [0, n). z may be x or y itself (in-place), but must
-// not partly overlap either. Half types compute in float and round once; integer types
-// wrap around on overflow.
+// z = sum of weights[i] * inputs[i] over a plan that plan_add_n made for these arrays (inputs
+// in the same order), its ranges spread by `parallel`. Any number of inputs, each read once,
+// z written once; 16-bit floats compute in float and round once, integers wrap around on
+// overflow. z may be an input itself (in-place), but must not partly overlap one.
 template <class T>
-void add_cpu(const T* x, const T* y, T* z, std::int64_t n, alpha_t<T> alpha);
+void add_n_cpu(const T* const* inputs, const alpha_t<T>* weights, T* z, const Plan& plan,
+               const ParallelFor& parallel = default_parallel_for());
 
-// The same over a strided layout; z must not overlap x or y unless it is the same view.
-// Both run on the calling thread.
-template <class T>
-void add_strided_cpu(const T* x, const T* y, T* z, const StridedLayout& layout, alpha_t<T> alpha);
-
-// Runs a plan that plan_add made for these arrays, its ranges spread by `parallel`.
+// z = x + alpha * y: the two-input case, over a plan that plan_add made for these arrays.
 template <class T>
 void add_cpu(const T* x, const T* y, T* z, const Plan& plan, alpha_t<T> alpha,
              const ParallelFor& parallel = default_parallel_for());
+
+// z[i] = x[i] + alpha * y[i] for i in [0, n), contiguous arrays, on the calling thread.
+template <class T>
+void add_cpu(const T* x, const T* y, T* z, std::int64_t n, alpha_t<T> alpha);
 
 // The six element types every entry point is instantiated for.
 #define VECADD_FOR_EACH_ELEMENT_TYPE(MACRO) \
@@ -69,12 +73,12 @@ void add_cpu(const T* x, const T* y, T* z, const Plan& plan, alpha_t<T> alpha,
   MACRO(std::int32_t)                       \
   MACRO(std::int64_t)
 
-#define VECADD_DECLARE_CPU(T)                                                           \
-  extern template void add_cpu<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>);    \
-  extern template void add_strided_cpu<T>(const T*, const T*, T*, const StridedLayout&, \
-                                          alpha_t<T>);                                  \
-  extern template void add_cpu<T>(const T*, const T*, T*, const Plan&, alpha_t<T>,      \
-                                  const ParallelFor&);
+#define VECADD_DECLARE_CPU(T)                                                            \
+  extern template void add_n_cpu<T>(const T* const*, const alpha_t<T>*, T*, const Plan&, \
+                                    const ParallelFor&);                                 \
+  extern template void add_cpu<T>(const T*, const T*, T*, const Plan&, alpha_t<T>,       \
+                                  const ParallelFor&);                                   \
+  extern template void add_cpu<T>(const T*, const T*, T*, std::int64_t, alpha_t<T>);
 VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_DECLARE_CPU)
 #undef VECADD_DECLARE_CPU
 
