@@ -236,14 +236,15 @@ void strided_parallel(const Sum<T>& sum, const Dimensions& dims, const std::int6
       // The slab: dims less the outermost dimension when it is part of one index of it.
       const int dropped = split_two ? 1 : 0;
       Dimensions slab;
+      slab.hold(operands);
       slab.ndim = dims.ndim - dropped;
-      slab.operands = operands;
-      slab.sizes.assign(dims.sizes.begin() + dropped, dims.sizes.end());
-      slab.strides.resize(static_cast<std::size_t>(operands * slab.ndim));
       std::vector<std::int64_t> start = origin;
+      for (int d = 0; d < slab.ndim; ++d) {
+        slab.sizes[d] = dims.sizes[d + dropped];
+      }
       for (int o = 0; o < operands; ++o) {
         for (int d = 0; d < slab.ndim; ++d) {
-          slab.strides[static_cast<std::size_t>(o * slab.ndim + d)] = dims.stride(o, d + dropped);
+          slab.set_stride(o, d, dims.stride(o, d + dropped));
         }
         start[o] += outer * dims.stride(o, 0) + (split_two ? inner * dims.stride(o, 1) : 0);
       }
@@ -262,11 +263,14 @@ void add_n_cpu(const T* const* inputs, const alpha_t<T>* weights, T* z, const Pl
   if (plan.kernel == Kernel::kNothing) {
     return;
   }
-  std::vector<compute_t<T>> scales(static_cast<std::size_t>(plan.inputs));
+  // On the stack for add's two weights, the common call.
+  compute_t<T> few[kInlineOperands];
+  std::vector<compute_t<T>> many(plan.inputs > kInlineOperands ? plan.inputs : 0);
+  compute_t<T>* scales = plan.inputs > kInlineOperands ? many.data() : few;
   for (int i = 0; i < plan.inputs; ++i) {
     scales[i] = detail::scale_of<T>(weights[i]);
   }
-  const Sum<T> sum{inputs, scales.data(), plan.inputs, z};
+  const Sum<T> sum{inputs, scales, plan.inputs, z};
   // Every kernel alike: the strided loop takes unit-step rows its fast way.
   detail::for_each_outer_index(plan.outer, true, [&](const std::int64_t* offsets) {
     strided_parallel(sum, plan.launch, offsets, parallel);

@@ -192,12 +192,12 @@ cudaError_t settled(cudaError_t launched) {
 // The dimensions of a plan less their innermost one.
 Dimensions outer_dimensions(const Dimensions& dims) {
   Dimensions outer;
+  outer.hold(dims.operands);
   outer.ndim = dims.ndim - 1;
-  outer.operands = dims.operands;
-  outer.sizes.assign(dims.sizes.begin(), dims.sizes.end() - 1);
-  for (int o = 0; o < dims.operands; ++o) {
-    for (int d = 0; d < outer.ndim; ++d) {
-      outer.strides.push_back(dims.stride(o, d));
+  for (int d = 0; d < outer.ndim; ++d) {
+    outer.sizes[d] = dims.sizes[d];
+    for (int o = 0; o < dims.operands; ++o) {
+      outer.set_stride(o, d, dims.stride(o, d));
     }
   }
   return outer;
@@ -223,7 +223,7 @@ cudaError_t launch_rows(const Launch<T, kCapacity>& launch, const Plan& plan, st
   const std::int64_t blocks = (pack_count + kRowThreads - 1) / kRowThreads;
   std::uint32_t repeats = 0;
   for (int i = 0; i < launch.in.count; ++i) {
-    repeats |= plan.repeats[launch.operands[i]] ? 1u << i : 0u;
+    repeats |= (plan.repeats >> launch.operands[i]) & 1u ? 1u << i : 0u;
   }
   return detail::launch_kernel<sum_rows_kernel<T, kWidth, Indexer, kCapacity>>(
       static_cast<unsigned>(blocks), kRowThreads, stream, small_block_order(bytes, previous),
@@ -375,7 +375,10 @@ cudaError_t add_n_cuda(const T* const* inputs, const alpha_t<T>* weights, T* z, 
   if (plan.kernel == Kernel::kNothing) {
     return cudaSuccess;
   }
-  std::vector<compute_t<T>> scales(static_cast<std::size_t>(plan.inputs));
+  // On the stack for add's two weights, the common call.
+  compute_t<T> few[kInlineOperands];
+  std::vector<compute_t<T>> many(plan.inputs > kInlineOperands ? plan.inputs : 0);
+  compute_t<T>* scales = plan.inputs > kInlineOperands ? many.data() : few;
   for (int i = 0; i < plan.inputs; ++i) {
     scales[i] = detail::scale_of<T>(weights[i]);
   }
@@ -391,15 +394,15 @@ cudaError_t add_n_cuda(const T* const* inputs, const alpha_t<T>* weights, T* z, 
   const cudaError_t status =
       detail::for_each_outer_index(plan.outer, cudaSuccess, [&](const std::int64_t* offsets) {
         if (n == 2) {
-          return settled(launch_plan(launch_of<T, 2>(inputs, scales.data(), z, plan, offsets, 0, n),
+          return settled(launch_plan(launch_of<T, 2>(inputs, scales, z, plan, offsets, 0, n),
                                      plan, stream));
         }
         if (n <= kSmallCapacity) {
           return settled(launch_plan(
-              launch_of<T, kSmallCapacity>(inputs, scales.data(), z, plan, offsets, 0, n), plan,
+              launch_of<T, kSmallCapacity>(inputs, scales, z, plan, offsets, 0, n), plan,
               stream));
         }
-        return launch_in_parts(inputs, scales.data(), z, plan, offsets, partial_sums, stream);
+        return launch_in_parts(inputs, scales, z, plan, offsets, partial_sums, stream);
       });
   if (partial_sums != nullptr) {
     const cudaError_t freed = cudaFreeAsync(partial_sums, stream);

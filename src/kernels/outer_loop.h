@@ -14,6 +14,12 @@ namespace vecadd::detail {
 // returns, the first result of run that is not `ok`.
 template <class Result, class Run>
 Result for_each_outer_index(const Dimensions& outer, Result ok, Run&& run) {
+  if (outer.ndim == 0) {  // the common call: one launch, no offsets to walk
+    const std::int64_t zeros[kInlineOperands] = {};
+    if (outer.operands <= kInlineOperands) {
+      return run(static_cast<const std::int64_t*>(zeros));
+    }
+  }
   std::vector<std::int64_t> coordinate(static_cast<std::size_t>(outer.ndim), 0);
   std::vector<std::int64_t> offsets(static_cast<std::size_t>(outer.operands), 0);
   while (true) {

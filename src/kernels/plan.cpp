@@ -25,37 +25,41 @@ std::string text(std::int64_t value) {
   return std::to_string(value);
 }
 
-// Dimensions while planning: appended one at a time, each with every operand's stride.
-struct Gathered {
-  int operands = 0;
-  std::vector<std::int64_t> sizes;
-  std::vector<std::vector<std::int64_t>> strides;  // per dimension: every operand's stride
-
-  void push(std::int64_t size, std::vector<std::int64_t> operand_strides) {
-    if (static_cast<int>(sizes.size()) == kMaxPlanDims) {
-      fail("more than " + text(kMaxPlanDims) + " dimensions of size 2 or more; expected fewer");
-    }
-    sizes.push_back(size);
-    strides.push_back(std::move(operand_strides));
+// Appends a dimension with every operand's stride (strides[o]) to `dims`.
+void push(Dimensions& dims, std::int64_t size, const std::int64_t* strides) {
+  if (dims.ndim == kMaxPlanDims) {
+    fail("more than " + text(kMaxPlanDims) + " dimensions of size 2 or more; expected fewer");
   }
-
-  int ndim() const { return static_cast<int>(sizes.size()); }
-
-  // Dimensions [first, last) as a plan's Dimensions.
-  Dimensions slice(int first, int last) const {
-    Dimensions dims;
-    dims.ndim = last - first;
-    dims.operands = operands;
-    dims.sizes.assign(sizes.begin() + first, sizes.begin() + last);
-    dims.strides.resize(static_cast<std::size_t>(operands) * static_cast<std::size_t>(dims.ndim));
-    for (int o = 0; o < operands; ++o) {
-      for (int d = 0; d < dims.ndim; ++d) {
-        dims.strides[static_cast<std::size_t>(o * dims.ndim + d)] = strides[first + d][o];
-      }
-    }
-    return dims;
+  dims.sizes[dims.ndim] = size;
+  for (int o = 0; o < dims.operands; ++o) {
+    dims.set_stride(o, dims.ndim, strides[o]);
   }
-};
+  ++dims.ndim;
+}
+
+// Reverses the order of the dimensions (gathered innermost first).
+void reverse(Dimensions& dims) {
+  for (int d = 0, e = dims.ndim - 1; d < e; ++d, --e) {
+    std::swap(dims.sizes[d], dims.sizes[e]);
+    for (int o = 0; o < dims.operands; ++o) {
+      const std::int64_t first = dims.stride(o, d);
+      dims.set_stride(o, d, dims.stride(o, e));
+      dims.set_stride(o, e, first);
+    }
+  }
+}
+
+// Dimensions [first, last) of `dims`.
+void slice(const Dimensions& dims, int first, int last, Dimensions& into) {
+  into.hold(dims.operands);
+  into.ndim = last - first;
+  for (int d = 0; d < into.ndim; ++d) {
+    into.sizes[d] = dims.sizes[first + d];
+    for (int o = 0; o < dims.operands; ++o) {
+      into.set_stride(o, d, dims.stride(o, first + d));
+    }
+  }
+}
 
 std::int64_t magnitude(std::int64_t value) {
   return value < 0 ? -value : value;
@@ -68,48 +72,57 @@ bool is_vector_aligned(const void* pointer) {
 // Orders the dimensions by z's strides (z is the last operand), largest outermost (stable, so
 // equal strides keep their order), then merges each into its inner neighbour wherever every
 // operand allows.
-Gathered order_and_merge(const Gathered& kept) {
+void order_and_merge(const Dimensions& kept, Dimensions& merged) {
   const int z = kept.operands - 1;
-  std::vector<int> order(static_cast<std::size_t>(kept.ndim()));
-  for (int d = 0; d < kept.ndim(); ++d) {
+  int order[kMaxPlanDims];
+  for (int d = 0; d < kept.ndim; ++d) {
     order[d] = d;
   }
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return magnitude(kept.strides[a][z]) > magnitude(kept.strides[b][z]);
-  });
+  // Insertion sort: at most 63 dimensions, usually one to four.
+  for (int i = 1; i < kept.ndim; ++i) {
+    for (int j = i; j > 0 && magnitude(kept.stride(z, order[j])) >
+                                 magnitude(kept.stride(z, order[j - 1]));
+         --j) {
+      std::swap(order[j], order[j - 1]);
+    }
+  }
   // Built innermost first, then reversed.
-  Gathered merged;
-  merged.operands = kept.operands;
-  for (int i = kept.ndim() - 1; i >= 0; --i) {
+  merged.hold(kept.operands);
+  merged.ndim = 0;
+  std::int64_t strides[kInlineOperands];
+  std::vector<std::int64_t> more(kept.operands > kInlineOperands ? kept.operands : 0);
+  std::int64_t* column = kept.operands > kInlineOperands ? more.data() : strides;
+  for (int i = kept.ndim - 1; i >= 0; --i) {
     const int d = order[i];
-    if (merged.ndim() > 0) {
-      const std::int64_t size = merged.sizes.back();
-      const std::vector<std::int64_t>& inner = merged.strides.back();
+    if (merged.ndim > 0) {
+      const int inner = merged.ndim - 1;
+      const std::int64_t size = merged.sizes[inner];
       bool mergeable = true;
       for (int o = 0; o < kept.operands && mergeable; ++o) {
-        mergeable = kept.strides[d][o] == inner[o] * size;
+        mergeable = kept.stride(o, d) == merged.stride(o, inner) * size;
       }
       if (mergeable) {
-        merged.sizes.back() *= kept.sizes[d];
+        merged.sizes[inner] *= kept.sizes[d];
         continue;
       }
     }
-    merged.push(kept.sizes[d], kept.strides[d]);
+    for (int o = 0; o < kept.operands; ++o) {
+      column[o] = kept.stride(o, d);
+    }
+    push(merged, kept.sizes[d], column);
   }
-  std::reverse(merged.sizes.begin(), merged.sizes.end());
-  std::reverse(merged.strides.begin(), merged.strides.end());
-  return merged;
+  reverse(merged);
 }
 
 // Whether an operand's rows are 16-byte packs: contiguous along the row, and every row of
 // it (over all outer dimensions) starting on a 16-byte boundary.
-bool rows_are_packs(const void* data, int operand, const Gathered& dims, std::int64_t width) {
-  const int inner = dims.ndim() - 1;
-  if (dims.strides[inner][operand] != 1 || !is_vector_aligned(data)) {
+bool rows_are_packs(const void* data, int operand, const Dimensions& dims, std::int64_t width) {
+  const int inner = dims.ndim - 1;
+  if (dims.stride(operand, inner) != 1 || !is_vector_aligned(data)) {
     return false;
   }
   for (int d = 0; d < inner; ++d) {
-    if (dims.strides[d][operand] % width != 0) {
+    if (dims.stride(operand, d) % width != 0) {
       return false;
     }
   }
@@ -125,59 +138,56 @@ std::int64_t reach(const Dimensions& dims, int operand) {
   return farthest;
 }
 
-// The one dense run of `count` elements every operand is.
-Dimensions one_run(int operands, std::int64_t count) {
-  Dimensions dims;
-  dims.ndim = 1;
-  dims.operands = operands;
-  dims.sizes = {count};
-  dims.strides.assign(static_cast<std::size_t>(operands), 1);
-  return dims;
-}
-
-Plan plan_dimensions(const std::vector<const void*>& pointers, const Gathered& kept,
-                     std::int64_t count, std::size_t element_size) {
+Plan plan_dimensions(const void* const* pointers, const Dimensions& kept, std::int64_t count,
+                     std::size_t element_size) {
   Plan plan;
   plan.count = count;
   plan.inputs = kept.operands - 1;
-  plan.outer.operands = plan.launch.operands = kept.operands;
+  plan.launch.hold(kept.operands);
+  plan.outer.hold(kept.operands);
   if (count == 0) {
     return plan;
   }
-  plan.vector_aligned = std::all_of(pointers.begin(), pointers.end(), is_vector_aligned);
-  const Gathered dims = order_and_merge(kept);
-  bool dense = dims.ndim() <= 1;
-  for (int o = 0; o < kept.operands && dims.ndim() == 1; ++o) {
-    dense = dense && dims.strides[0][o] == 1;
+  plan.vector_aligned = std::all_of(pointers, pointers + kept.operands, is_vector_aligned);
+  Dimensions dims;
+  order_and_merge(kept, dims);
+  bool dense = dims.ndim <= 1;
+  for (int o = 0; o < kept.operands && dims.ndim == 1; ++o) {
+    dense = dense && dims.stride(o, 0) == 1;
   }
   if (dense) {
     plan.kernel = Kernel::kContiguous;
-    plan.launch = one_run(kept.operands, count);
+    plan.launch.ndim = 1;
+    plan.launch.sizes[0] = count;
+    for (int o = 0; o < kept.operands; ++o) {
+      plan.launch.set_stride(o, 0, 1);
+    }
     plan.index_width = count <= kMaxIndex32 ? IndexWidth::k32 : IndexWidth::k64;
     return plan;
   }
 
   // The innermost kMaxDims dimensions are one launch's; the rest loop on the host.
-  const int outer = std::max(0, dims.ndim() - kMaxDims);
-  plan.outer = dims.slice(0, outer);
-  plan.launch = dims.slice(outer, dims.ndim());
+  const int outer = std::max(0, dims.ndim - kMaxDims);
+  slice(dims, 0, outer, plan.outer);
+  slice(dims, outer, dims.ndim, plan.launch);
 
-  const int inner = dims.ndim() - 1;
+  const int inner = dims.ndim - 1;
   const int z = kept.operands - 1;
   const auto width = static_cast<std::int64_t>(kVectorBytes / element_size);
-  bool rows = element_size <= kVectorBytes && kVectorBytes % element_size == 0 &&
-              dims.sizes[inner] % width == 0 && rows_are_packs(pointers[z], z, dims, width);
+  bool rows = plan.inputs <= 64 && element_size <= kVectorBytes &&
+              kVectorBytes % element_size == 0 && dims.sizes[inner] % width == 0 &&
+              rows_are_packs(pointers[z], z, dims, width);
   bool any_packed = false;
-  plan.repeats.assign(static_cast<std::size_t>(plan.inputs), false);
   for (int i = 0; i < plan.inputs && rows; ++i) {
-    plan.repeats[i] = dims.strides[inner][i] == 0;
-    any_packed = any_packed || !plan.repeats[i];
-    rows = plan.repeats[i] || rows_are_packs(pointers[i], i, dims, width);
+    const bool repeats = dims.stride(i, inner) == 0;
+    plan.repeats |= repeats ? std::uint64_t{1} << i : 0;
+    any_packed = any_packed || !repeats;
+    rows = repeats || rows_are_packs(pointers[i], i, dims, width);
   }
   rows = rows && any_packed;
   plan.kernel = rows ? Kernel::kRows : Kernel::kStrided;
   if (!rows) {
-    plan.repeats.assign(static_cast<std::size_t>(plan.inputs), false);
+    plan.repeats = 0;
   }
   bool fits_32 = plan.launch.count() <= kMaxIndex32;
   for (int o = 0; o < kept.operands && fits_32; ++o) {
@@ -191,10 +201,12 @@ Plan plan_dimensions(const std::vector<const void*>& pointers, const Gathered& k
 // stride it has along each of z's dimensions (0 where it repeats).
 class BroadcastWalk {
  public:
-  BroadcastWalk(const Operand& operand, std::string name, const Operand& z_shape)
-      : operand_(operand), name_(std::move(name)), offset_(z_shape.ndim - operand.ndim) {
+  BroadcastWalk() = default;
+  // `name` names the operand in errors; without one, it is "input `index`".
+  BroadcastWalk(const Operand& operand, const char* name, int index, const Operand& z_shape)
+      : operand_(&operand), name_(name), index_(index), offset_(z_shape.ndim - operand.ndim) {
     if (operand.ndim < 0 || operand.ndim > z_shape.ndim) {
-      fail("operand '" + name_ + "' has " + text(operand.ndim) +
+      fail("operand '" + name_text() + "' has " + text(operand.ndim) +
            " dimensions; expected at most the " + text(z_shape.ndim) + " of z");
     }
   }
@@ -205,23 +217,26 @@ class BroadcastWalk {
       return 0;
     }
     const int own = d - offset_;
-    const std::int64_t size = operand_.sizes[own];
-    const std::int64_t stride = operand_.strides ? operand_.strides[own] : dense_;
+    const std::int64_t size = operand_->sizes[own];
+    const std::int64_t stride = operand_->strides ? operand_->strides[own] : dense_;
     dense_ *= size;
     if (size == z_size) {
       return stride;
     }
     if (size != 1) {
-      fail("operand '" + name_ + "' has size " + text(size) + " in dimension " + text(own) +
+      fail("operand '" + name_text() + "' has size " + text(size) + " in dimension " + text(own) +
            "; expected " + text(z_size) + " (z's size there) or 1 to broadcast");
     }
     return 0;
   }
 
  private:
-  const Operand& operand_;
-  std::string name_;
-  int offset_;
+  std::string name_text() const { return name_ ? name_ : "input " + text(index_); }
+
+  const Operand* operand_ = nullptr;
+  const char* name_ = nullptr;
+  int index_ = 0;
+  int offset_ = 0;
   std::int64_t dense_ = 1;
 };
 
@@ -244,31 +259,39 @@ Plan plan_add_n(const void* const* inputs, const Operand* input_shapes, int inpu
     }
     count *= z_shape.sizes[d];
   }
-  std::vector<BroadcastWalk> walks;
-  walks.reserve(static_cast<std::size_t>(input_count) + 1);
+  const int operands = input_count + 1;
+  BroadcastWalk few[kInlineOperands];
+  std::vector<BroadcastWalk> many(operands > kInlineOperands ? operands : 0);
+  BroadcastWalk* walks = operands > kInlineOperands ? many.data() : few;
   for (int i = 0; i < input_count; ++i) {
-    walks.emplace_back(input_shapes[i], names ? names[i] : "input " + text(i), z_shape);
+    walks[i] = BroadcastWalk(input_shapes[i], names ? names[i] : nullptr, i, z_shape);
   }
-  walks.emplace_back(z_shape, "z", z_shape);
+  walks[input_count] = BroadcastWalk(z_shape, "z", input_count, z_shape);
   // Gathered innermost first, then reversed; size-1 dimensions are dropped.
-  Gathered kept;
-  kept.operands = input_count + 1;
+  Dimensions kept;
+  kept.hold(input_count + 1);
+  std::int64_t strides[kInlineOperands];
+  std::vector<std::int64_t> more(input_count + 1 > kInlineOperands ? input_count + 1 : 0);
+  std::int64_t* column = input_count + 1 > kInlineOperands ? more.data() : strides;
   for (int d = z_shape.ndim - 1; d >= 0; --d) {
     const std::int64_t size = z_shape.sizes[d];
-    std::vector<std::int64_t> strides;
-    strides.reserve(walks.size());
-    for (BroadcastWalk& walk : walks) {
-      strides.push_back(walk.stride_along(d, size));
+    for (int o = 0; o <= input_count; ++o) {
+      column[o] = walks[o].stride_along(d, size);
     }
     if (size != 1 && count != 0) {
-      kept.push(size, std::move(strides));
+      push(kept, size, column);
     }
   }
-  std::reverse(kept.sizes.begin(), kept.sizes.end());
-  std::reverse(kept.strides.begin(), kept.strides.end());
+  reverse(kept);
+  if (input_count + 1 <= kInlineOperands) {
+    const void* pointers[kInlineOperands] = {};
+    std::copy(inputs, inputs + input_count, pointers);
+    pointers[input_count] = z;
+    return plan_dimensions(pointers, kept, count, element_size);
+  }
   std::vector<const void*> pointers(inputs, inputs + input_count);
   pointers.push_back(z);
-  return plan_dimensions(pointers, kept, count, element_size);
+  return plan_dimensions(pointers.data(), kept, count, element_size);
 }
 
 Plan plan_add(const void* x, const Operand& x_shape, const void* y, const Operand& y_shape,

@@ -34,7 +34,7 @@ vecadd::Plan plan_floats(const Sizes& x_sizes, const Sizes& x_strides, const Siz
 }
 
 Sizes sizes_of(const vecadd::Dimensions& dims) {
-  return dims.sizes;
+  return Sizes(dims.sizes, dims.sizes + dims.ndim);
 }
 
 // Operand numbers of a two-input plan: x, y, then z.
@@ -98,8 +98,8 @@ TEST(unaligned_contiguous_views_keep_the_contiguous_kernel_without_vectors) {
 TEST(a_bias_along_rows_takes_the_row_kernel) {
   const vecadd::Plan plan = plan_floats({64, 32}, {}, {32}, {}, {64, 32}, {});
   CHECK(plan.kernel == vecadd::Kernel::kRows);
-  CHECK(!plan.repeats[kX]);
-  CHECK(!plan.repeats[kY]);
+  CHECK(!(plan.repeats >> kX & 1));
+  CHECK(!(plan.repeats >> kY & 1));
   CHECK(sizes_of(plan.launch) == (Sizes{64, 32}));
   CHECK_EQ(plan.launch.stride(kY, 0), 0);
   CHECK_EQ(plan.launch.stride(kY, 1), 1);
@@ -108,11 +108,11 @@ TEST(a_bias_along_rows_takes_the_row_kernel) {
 TEST(a_value_per_row_repeats_along_the_row) {
   const vecadd::Plan plan = plan_floats({64, 32}, {}, {64, 1}, {}, {64, 32}, {});
   CHECK(plan.kernel == vecadd::Kernel::kRows);
-  CHECK(plan.repeats[kY]);
-  CHECK(!plan.repeats[kX]);
+  CHECK(plan.repeats >> kY & 1);
+  CHECK(!(plan.repeats >> kX & 1));
   const vecadd::Plan swapped = plan_floats({64, 1}, {}, {64, 32}, {}, {64, 32}, {});
   CHECK(swapped.kernel == vecadd::Kernel::kRows);
-  CHECK(swapped.repeats[kX]);
+  CHECK(swapped.repeats >> kX & 1);
 }
 
 TEST(rows_that_break_16_byte_packs_are_strided) {
@@ -178,7 +178,7 @@ TEST(n_inputs_merge_only_where_every_input_allows) {
   CHECK_EQ(rows.inputs, 4);
   CHECK_EQ(rows.launch.operands, 5);
   CHECK(sizes_of(rows.launch) == (Sizes{6, 8}));
-  CHECK(rows.repeats == (std::vector<bool>{false, false, true, false}));
+  CHECK_EQ(rows.repeats, std::uint64_t{0b0100});
   // The same inputs all of (6, 8) are one run; one input alone still plans its output.
   const vecadd::Operand dense[] = {shape(sizes, {}), shape(sizes, {}), shape(sizes, {}),
                                    shape(sizes, {})};

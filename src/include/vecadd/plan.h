@@ -29,26 +29,42 @@ struct Operand {
   const std::int64_t* strides = nullptr;
 };
 
+// Operands whose strides a Dimensions keeps on the stack (x, y and z); more go to the heap.
+inline constexpr int kInlineOperands = 3;
+
 // Some dimensions of a call, outermost first, and each operand's element strides along them
 // (the inputs in order, then z); a stride of 0 repeats an element along that dimension.
-struct Dimensions {
+class Dimensions {
+ public:
   int ndim = 0;
   int operands = 0;
-  std::vector<std::int64_t> sizes;    // ndim
-  std::vector<std::int64_t> strides;  // operands x ndim, one operand after another
+  std::int64_t sizes[kMaxPlanDims];  // the first ndim are the dimensions' sizes
 
-  std::int64_t stride(int operand, int d) const {
-    return strides[static_cast<std::size_t>(operand) * static_cast<std::size_t>(ndim) +
-                   static_cast<std::size_t>(d)];
+  // Room for `operand_count` operands' strides over up to kMaxPlanDims dimensions.
+  void hold(int operand_count) {
+    operands = operand_count;
+    if (operand_count > kInlineOperands) {
+      heap_.resize(static_cast<std::size_t>(operand_count) * kMaxPlanDims);
+    }
+  }
+  std::int64_t stride(int operand, int d) const { return table()[operand * kMaxPlanDims + d]; }
+  void set_stride(int operand, int d, std::int64_t stride) {
+    table()[operand * kMaxPlanDims + d] = stride;
   }
   // Elements the dimensions cover (1 for none, like a 0-dim tensor).
   std::int64_t count() const {
     std::int64_t product = 1;
-    for (const std::int64_t size : sizes) {
-      product *= size;
+    for (int d = 0; d < ndim; ++d) {
+      product *= sizes[d];
     }
     return product;
   }
+
+ private:
+  const std::int64_t* table() const { return operands > kInlineOperands ? heap_.data() : inline_; }
+  std::int64_t* table() { return operands > kInlineOperands ? heap_.data() : inline_; }
+  std::int64_t inline_[kInlineOperands * kMaxPlanDims];
+  std::vector<std::int64_t> heap_;
 };
 
 // Which kernel runs a call.
@@ -71,7 +87,8 @@ struct Plan {
   std::int64_t count = 0;       // elements of z
   int inputs = 0;               // operands 0 .. inputs - 1; z is operand `inputs`
   bool vector_aligned = false;  // every operand starts on a 16-byte boundary
-  std::vector<bool> repeats;    // kRows: input i is one element repeated along each row
+  std::uint64_t repeats = 0;    // kRows (planned for up to 64 inputs): bit i is set where
+                                // input i is one element repeated along each row
   Dimensions launch;            // merged dimensions one launch walks (kContiguous: one)
   Dimensions outer;             // merged dimensions outside those, looped on the host
 };
