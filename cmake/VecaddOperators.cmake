@@ -3,6 +3,20 @@
 
 set(VECADD_BINDING_SOURCES "${PROJECT_SOURCE_DIR}/src/binding/call_rules.cpp")
 
+# The C++ side of the operators' one description (python/vecadd/_operators.py): their words,
+# schemas and kernel lists, written at build time for both builds' registration.
+function(vecadd_generate_operators_header out_var)
+  set(_header "${VECADD_GENERATED_DIR}/binding/vecadd_operators.h")
+  add_custom_command(
+    OUTPUT "${_header}"
+    COMMAND Python::Interpreter "${PROJECT_SOURCE_DIR}/packaging/generate_operators.py" "${_header}"
+    DEPENDS "${PROJECT_SOURCE_DIR}/python/vecadd/_operators.py"
+            "${PROJECT_SOURCE_DIR}/packaging/generate_operators.py"
+    COMMENT "Writing the operators' registration header from python/vecadd/_operators.py"
+    VERBATIM)
+  set(${out_var} "${_header}" PARENT_SCOPE)
+endfunction()
+
 # The LibTorch stable ABI: plain shared libraries (no Python module; vecadd's Python face loads
 # them with torch.ops.load_library), compiled against torch's header-only and stable headers
 # with TORCH_TARGET_VERSION at the stable minimum, so that no newer shim is reachable, and
@@ -26,6 +40,7 @@ function(vecadd_add_stable_operators target cuda_target)
   find_library(VECADD_TORCH_CPU_LIBRARY torch_cpu
     PATHS "${VECADD_TORCH_LIBRARY_DIR}" NO_DEFAULT_PATH REQUIRED)
 
+  vecadd_generate_operators_header(_operators_header)
   set(_targets "")
   if(NOT VECADD_CUDA_LIBRARY_ONLY)
     list(APPEND _targets ${target})
@@ -34,7 +49,7 @@ function(vecadd_add_stable_operators target cuda_target)
     list(APPEND _targets ${cuda_target})
   endif()
   foreach(_target IN LISTS _targets)
-    add_library(${_target} MODULE ${VECADD_BINDING_SOURCES}
+    add_library(${_target} MODULE ${VECADD_BINDING_SOURCES} "${_operators_header}"
       "${PROJECT_SOURCE_DIR}/src/stable/stable_api.cpp"
       "${PROJECT_SOURCE_DIR}/src/stable/registration.cpp")
     set_target_properties(${_target} PROPERTIES
@@ -43,7 +58,8 @@ function(vecadd_add_stable_operators target cuda_target)
       CXX_STANDARD_REQUIRED ON
       CXX_EXTENSIONS OFF
       CXX_VISIBILITY_PRESET hidden)
-    target_include_directories(${_target} PRIVATE "${PROJECT_SOURCE_DIR}/src/binding")
+    target_include_directories(${_target} PRIVATE "${PROJECT_SOURCE_DIR}/src/binding"
+      "${VECADD_GENERATED_DIR}/binding")
     target_include_directories(${_target} SYSTEM PRIVATE "${VECADD_TORCH_INCLUDE_DIR}")
     target_compile_definitions(${_target} PRIVATE "TORCH_TARGET_VERSION=${_target_version}")
     target_link_libraries(${_target} PRIVATE vecadd_kernels "${VECADD_TORCH_CPU_LIBRARY}")
@@ -78,7 +94,8 @@ function(vecadd_add_native_operators target)
       OUTPUT_VARIABLE pybind11_DIR OUTPUT_STRIP_TRAILING_WHITESPACE)
     find_package(pybind11 CONFIG REQUIRED)
   endif()
-  pybind11_add_module(${target} MODULE ${VECADD_BINDING_SOURCES}
+  vecadd_generate_operators_header(_operators_header)
+  pybind11_add_module(${target} MODULE ${VECADD_BINDING_SOURCES} "${_operators_header}"
     "${PROJECT_SOURCE_DIR}/src/torch/native_api.cpp"
     "${PROJECT_SOURCE_DIR}/src/torch/autograd.cpp"
     "${PROJECT_SOURCE_DIR}/src/torch/registration.cpp"
@@ -93,7 +110,8 @@ function(vecadd_add_native_operators target)
     CXX_STANDARD_REQUIRED ON
     CXX_EXTENSIONS OFF
     INSTALL_RPATH "${_rpath}")
-  target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}/src/binding")
+  target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}/src/binding"
+    "${VECADD_GENERATED_DIR}/binding")
   # torch's headers were written against the pybind11 copy torch ships: use it, not pip's.
   target_include_directories(${target} BEFORE PRIVATE "${TORCH_INSTALL_PREFIX}/include")
   # Link what the module uses, not all of TORCH_LIBRARIES (which pulls in nvrtc).

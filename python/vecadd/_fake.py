@@ -1,24 +1,26 @@
-"""The fake (and Meta) kernels of the vecadd operators, for both builds: what torch.compile and
+"""The fake (and Meta) kernels of every vecadd operator, for both builds: what torch.compile and
 meta tensors see. The compiled kernels check a call with the C++ rules (src/binding); this is
-their Python twin for tracing, where sizes may be symbolic, and tests/test_fake.py holds the two
-to the same words for every refused call."""
+their Python twin for tracing, where sizes may be symbolic, written once for every weighted sum
+an operator record (vecadd/_operators.py) describes, in that record's words; tests/test_fake.py
+holds the two to the same words for every refused call."""
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import torch
 
 from ._dtypes import SUPPORTED_DTYPES
+from ._operators import OPERATORS, Operator
 
-OP = "vecadd.add()"
 _FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 _COMPUTES_IN_FLOAT32 = (torch.float16, torch.bfloat16, torch.float32)
 _SUPPORTED_TEXT = ", ".join(str(d) for d in SUPPORTED_DTYPES[:-1]) + f" or {SUPPORTED_DTYPES[-1]}"
 
 
 def number_text(value: float) -> str:
-    """alpha as the C++ rules print it: whole numbers without a fraction, else 17 digits."""
+    """A weight as the C++ rules print it: whole numbers without a fraction, else 17 digits."""
     if math.isfinite(value) and value == math.trunc(value) and abs(value) < 1e16:
         return f"{value:.0f}"
     return f"{value:.17g}"
@@ -32,100 +34,159 @@ def _is_concrete(sizes) -> bool:
     return all(isinstance(s, int) for s in sizes)
 
 
-def _check_alpha(alpha: float, dtype: torch.dtype) -> None:
-    given = f"{OP}: argument 'alpha' is {number_text(alpha)}"
+def _check_weight(op: Operator, weight: float, index: int, dtype: torch.dtype) -> None:
+    value = number_text(weight)
+    given = f"{op.call}: argument '{op.weights}' " + (
+        f"has {value} at index {index}" if op.weights_list else f"is {value}"
+    )
+    have = f" but {op.all_inputs} have dtype {dtype}"
     if not dtype.is_floating_point:
-        if not math.isfinite(alpha) or alpha != math.trunc(alpha):
-            raise TypeError(
-                f"{given} but x and y have dtype {dtype}; expected an integral alpha for integer "
-                "tensors"
-            )
+        if not math.isfinite(weight) or weight != math.trunc(weight):
+            wanted = "integral weights" if op.weights_list else f"an integral {op.weights}"
+            raise TypeError(f"{given}{have}; expected {wanted} for integer tensors")
         info = torch.iinfo(dtype)
-        if not (info.min <= alpha < -float(info.min)):
-            raise ValueError(
-                f"{given} but x and y have dtype {dtype}; expected an integer from {info.min} to "
-                f"{info.max}"
-            )
-    elif dtype in _COMPUTES_IN_FLOAT32 and math.isfinite(alpha) and abs(alpha) > _FLOAT32_MAX:
+        if not (info.min <= weight < -float(info.min)):
+            raise ValueError(f"{given}{have}; expected an integer from {info.min} to {info.max}")
+    elif dtype in _COMPUTES_IN_FLOAT32 and math.isfinite(weight) and abs(weight) > _FLOAT32_MAX:
         raise ValueError(
             f"{given}, which {dtype} tensors cannot use: they compute in float32, so expected a "
             f"magnitude of at most {number_text(_FLOAT32_MAX)} (or inf or nan)"
         )
 
 
-def check_inputs(x: torch.Tensor, y: torch.Tensor, alpha: float) -> None:
-    for name, t in (("x", x), ("y", y)):
-        if t.dtype not in SUPPORTED_DTYPES:
+def check_list(op: Operator, tensors: list, weights: list) -> None:
+    """A list's inputs: at least one, and one weight for each."""
+    if not tensors:
+        raise ValueError(
+            f"{op.call}: argument '{op.inputs}' is an empty list; expected at least one tensor"
+        )
+    if len(weights) != len(tensors):
+        raise ValueError(
+            f"{op.call}: argument '{op.weights}' has {len(weights)} values but '{op.inputs}' has "
+            f"{len(tensors)} tensors; expected one weight per tensor"
+        )
+
+
+def check_inputs(op: Operator, tensors: list, weights: list) -> None:
+    if op.weights_list:
+        check_list(op, tensors, weights)
+    for index, tensor in enumerate(tensors):
+        if tensor.dtype not in SUPPORTED_DTYPES:
             raise TypeError(
-                f"{OP}: argument '{name}' has dtype {t.dtype}, which vecadd does not support; "
-                f"expected {_SUPPORTED_TEXT}"
+                f"{op.call}: argument '{op.input_name(index)}' has dtype {tensor.dtype}, which "
+                f"vecadd does not support; expected {_SUPPORTED_TEXT}"
             )
-    if x.dtype != y.dtype:
+    first, name = tensors[0], op.input_name(0)
+    for index, tensor in enumerate(tensors[1:], 1):
+        if tensor.dtype != first.dtype:
+            other = op.input_name(index)
+            raise TypeError(
+                f"{op.call}: {name} has dtype {first.dtype} but {other} has dtype {tensor.dtype}; "
+                f"expected the same dtype (vecadd does not promote types: convert one, e.g. "
+                f"{other}.to({name}.dtype))"
+            )
+    for index, tensor in enumerate(tensors[1:], 1):
+        if tensor.device != first.device:
+            other = op.input_name(index)
+            both = "both" if len(tensors) == 2 else "all"
+            raise RuntimeError(
+                f"{op.call}: {name} is on {first.device} but {other} is on {tensor.device}; "
+                f"expected {both} on the same device (move one, e.g. {other}.to({name}.device))"
+            )
+    # add's alpha weighs y alone: x's weight of 1 is no argument of the call.
+    for index in range(0 if op.weights_list else len(tensors) - 1, len(tensors)):
+        _check_weight(op, weights[index], index, first.dtype)
+
+
+def _broadcast_error(op: Operator, before: str, name: str, sizes, dimension: int, a, b):
+    return ValueError(
+        f"{op.call}: {before} and {name} of shape {_shape_text(sizes)} cannot be broadcast "
+        f"together (dimension {dimension} of the result: {a} vs {b}); expected sizes that are "
+        "equal or 1 in each trailing dimension"
+    )
+
+
+def result_shape(op: Operator, tensors: list):
+    """The broadcast shape, as a chain of additions broadcasts; worded like the C++ rules where
+    the sizes are known."""
+    shape = tensors[0].shape
+    for index, tensor in enumerate(tensors[1:], 1):
+        if _is_concrete(shape) and _is_concrete(tensor.shape):
+            ndim = max(len(shape), tensor.dim())
+            for i in range(ndim):
+                so_far = shape[-1 - i] if i < len(shape) else 1
+                size = tensor.shape[-1 - i] if i < tensor.dim() else 1
+                if so_far != size and 1 not in (so_far, size):
+                    first = op.input_name(0)
+                    before = (
+                        f"{first} of shape {_shape_text(shape)}"
+                        if index == 1
+                        else f"the shape {_shape_text(shape)} of {first} to "
+                        f"{op.input_name(index - 1)}"
+                    )
+                    raise _broadcast_error(
+                        op, before, op.input_name(index), tensor.shape, ndim - 1 - i, so_far, size
+                    )
+        shape = torch.broadcast_shapes(shape, tensor.shape)
+    return shape
+
+
+def check_out(op: Operator, out: torch.Tensor, first: torch.Tensor, shape) -> None:
+    if out.dtype != first.dtype:
         raise TypeError(
-            f"{OP}: x has dtype {x.dtype} but y has dtype {y.dtype}; expected the same dtype "
-            "(vecadd does not promote types: convert one, e.g. y.to(x.dtype))"
+            f"{op.call}: out has dtype {out.dtype}; expected {first.dtype}, the dtype of "
+            f"{op.all_inputs}"
         )
-    if x.device != y.device:
+    if out.device != first.device:
         raise RuntimeError(
-            f"{OP}: x is on {x.device} but y is on {y.device}; expected both on the same device "
-            "(move one, e.g. y.to(x.device))"
-        )
-    _check_alpha(alpha, x.dtype)
-
-
-def result_shape(x: torch.Tensor, y: torch.Tensor):
-    """The broadcast shape; worded like the C++ rules where the sizes are known."""
-    if _is_concrete(x.shape) and _is_concrete(y.shape):
-        ndim = max(x.dim(), y.dim())
-        for i in range(ndim):
-            x_size = x.shape[-1 - i] if i < x.dim() else 1
-            y_size = y.shape[-1 - i] if i < y.dim() else 1
-            if x_size != y_size and 1 not in (x_size, y_size):
-                raise ValueError(
-                    f"{OP}: x of shape {_shape_text(x.shape)} and y of shape "
-                    f"{_shape_text(y.shape)} cannot be broadcast together (dimension "
-                    f"{ndim - 1 - i} of the result: {x_size} vs {y_size}); expected sizes that "
-                    "are equal or 1 in each trailing dimension"
-                )
-    return torch.broadcast_shapes(x.shape, y.shape)
-
-
-def check_out(out: torch.Tensor, x: torch.Tensor, shape) -> None:
-    if out.dtype != x.dtype:
-        raise TypeError(
-            f"{OP}: out has dtype {out.dtype}; expected {x.dtype}, the dtype of x and y"
-        )
-    if out.device != x.device:
-        raise RuntimeError(
-            f"{OP}: out is on {out.device}; expected {x.device}, the device of x and y"
+            f"{op.call}: out is on {out.device}; expected {first.device}, the device of "
+            f"{op.all_inputs}"
         )
     if _is_concrete(out.shape) and _is_concrete(shape) and tuple(out.shape) != tuple(shape):
         raise ValueError(
-            f"{OP}: out has shape {_shape_text(out.shape)}; expected {_shape_text(shape)}, the "
-            "broadcast shape of x and y (vecadd does not resize out)"
+            f"{op.call}: out has shape {_shape_text(out.shape)}; expected {_shape_text(shape)}, "
+            f"the broadcast shape of {op.all_inputs} (vecadd does not resize out)"
         )
 
 
-@torch.library.register_fake("vecadd::add")
-def _add_fake(x: torch.Tensor, y: torch.Tensor, *, alpha: float = 1.0) -> torch.Tensor:
-    check_inputs(x, y, alpha)
-    result_shape(x, y)
+def fake_result(op: Operator, tensors: list, weights: list) -> torch.Tensor:
+    check_inputs(op, tensors, weights)
+    result_shape(op, tensors)
     # torch.add's own shape function lays the result out as the real kernels do (the C++
-    # library's result_strides follows torch.add), also for sizes only known at run time.
-    return torch.add(x, y)
+    # library's result_strides follows a chain of torch.add), also for sizes known at run time.
+    result = torch.add(tensors[0], tensors[0]) if len(tensors) == 1 else tensors[0]
+    for tensor in tensors[1:]:
+        result = torch.add(result, tensor)
+    return result
 
 
-@torch.library.register_fake("vecadd::_add_without_autograd")
-def _add_without_autograd_fake(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
-    return _add_fake(x, y, alpha=alpha)
+def _terms(op: Operator, signature: inspect.Signature, args, kwargs):
+    bound = signature.bind(*args, **kwargs)
+    return op.terms(*bound.args, **bound.kwargs)
 
 
-@torch.library.register_fake("vecadd::_add_out_without_autograd")
-def _add_out_without_autograd_fake(x, y, alpha: float, out: torch.Tensor) -> None:
-    _add_out_fake(x, y, alpha=alpha, out=out)
+def _register(op: Operator) -> None:
+    signature = inspect.signature(op.terms)
+
+    def functional(*args, **kwargs):
+        return fake_result(op, *_terms(op, signature, args, kwargs))
+
+    def out_variant(*args, out, **kwargs):
+        tensors, weights = _terms(op, signature, args, kwargs)
+        check_inputs(op, tensors, weights)
+        check_out(op, out, tensors[0], result_shape(op, tensors))
+
+    for name, is_out in op.registered_names():
+        if is_out:
+            # The twins take out positionally, last.
+            def kernel(*args, _variant=out_variant, **kwargs):
+                if "out" not in kwargs:
+                    *args, kwargs["out"] = args
+                return _variant(*args, **kwargs)
+        else:
+            kernel = functional
+        torch.library.register_fake(f"vecadd::{name}", kernel)
 
 
-@torch.library.register_fake("vecadd::add.out")
-def _add_out_fake(x: torch.Tensor, y: torch.Tensor, *, alpha: float = 1.0, out: torch.Tensor):
-    check_inputs(x, y, alpha)
-    check_out(out, x, result_shape(x, y))
+for _operator in OPERATORS:
+    _register(_operator)

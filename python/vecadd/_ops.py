@@ -1,81 +1,114 @@
-"""vecadd.add: the Python face of the torch.ops.vecadd.add operator, the same for both builds.
+"""The Python face of the vecadd operators, the same for both builds.
 
-It picks the leanest way in: the native build's vecadd._C entry, or the stable build's kernels
-for plain tensors; else the dispatcher's op, after wording the errors of arguments that are not
-tensors or numbers and turning alpha into the float the schema takes (refusing an int that a
-float cannot hold exactly).
+Each wrapper checks its arguments as its record (vecadd/_operators.py) declares them, words the
+errors of arguments that are not tensors or numbers, turns weights into the floats the schemas
+take (refusing an int that a float cannot hold exactly), and calls the dispatcher's op (under a
+torch.func transform or forward-mode AD, in the stable build, through an autograd.Function that
+supports them). vecadd.add, the common call, first tries the leanest way in: the native build's
+vecadd._C entry, or the stable build's kernels for plain tensors.
 """
 
 from __future__ import annotations
 
 import torch
-import torch.autograd.forward_ad as _forward_ad
 
+from . import _torch_private as private
 from ._library import native_module
+from ._operators import ADD, Operator
 
-_add_functional = torch.ops.vecadd.add.default
 _increment_version = torch.autograd.graph.increment_version
-_add_out = torch.ops.vecadd.add.out
 # Not is_dynamo_compiling, one call cheaper: torch.export's non-strict tracing passes a
 # module's plain tensor attributes as plain tensors, which must reach the public op too.
 _is_compiling = torch.compiler.is_compiling
 _native_add = native_module.add if native_module is not None else None
 _Tensor = torch.Tensor
 _grad_enabled = torch.is_grad_enabled
+_transforms_active = private.transforms_or_forward_ad_active
 if native_module is None:  # the stable build, whose autograd is Python
     from ._autograd import (
+        FUNCTIONS,
         Add,
         AddScaled,
-        AddUnderTransforms,
         add_out_without_autograd,
         add_without_autograd,
-        functorch_transforms_active,
-        refuse_out_with_grad,
+        refuse_out,
     )
 
     _apply_unscaled, _apply_scaled = Add.apply, AddScaled.apply
-    _apply_under_transforms = AddUnderTransforms.apply
+    _add_under_transforms = FUNCTIONS["add"][1].apply
 _EXACT_INTEGER_LIMIT = 2**53  # every integer up to 2^53 is a float, some beyond are not
 # The stable ABI delivers every C++ error as a RuntimeError whose first word is its kind.
 _KINDS = {"TypeError: ": TypeError, "ValueError: ": ValueError}
 
 
-def _alpha_as_float(alpha: object) -> float:
-    if isinstance(alpha, float):
-        return alpha
-    if isinstance(alpha, bool):
+def _as_float(op: Operator, value: object, name: str) -> float:
+    """A weight as the float the schema takes: a real number, not a bool, that a float holds
+    exactly."""
+    if isinstance(value, float):
+        return value
+    if isinstance(value, bool):
         raise TypeError(
-            f"vecadd.add(): argument 'alpha' is a bool ({alpha}); expected an int or a float "
+            f"{op.call}: argument '{name}' is a bool ({value}); expected an int or a float "
             "(as torch.add, which takes a bool alpha only for bool tensors, a dtype vecadd "
             "does not support)"
         )
-    if not isinstance(alpha, int):
+    if not isinstance(value, int):
         raise TypeError(
-            f"vecadd.add(): argument 'alpha' must be a real number (int or float), got "
-            f"{type(alpha).__name__}"
+            f"{op.call}: argument '{name}' must be a real number (int or float), got "
+            f"{type(value).__name__}"
         )
     try:
-        value = float(alpha)
+        converted = float(value)
     except OverflowError:
         raise OverflowError(
-            "vecadd.add(): argument 'alpha' is an int beyond the float range (the op takes "
-            "alpha as a float); expected a magnitude below 2**1024"
+            f"{op.call}: argument '{name}' is an int beyond the float range (the op takes it as "
+            "a float); expected a magnitude below 2**1024"
         ) from None
-    if abs(alpha) > _EXACT_INTEGER_LIMIT and int(value) != alpha:
+    if abs(value) > _EXACT_INTEGER_LIMIT and int(converted) != value:
         raise ValueError(
-            f"vecadd.add(): argument 'alpha' is {alpha}, which a float cannot hold exactly (the "
-            f"op takes alpha as a float); expected an integer a float holds exactly, e.g. of "
-            f"magnitude at most 2**53"
+            f"{op.call}: argument '{name}' is {value}, which a float cannot hold exactly (the "
+            "op takes it as a float); expected an integer a float holds exactly, e.g. of "
+            "magnitude at most 2**53"
         )
-    return value
+    return converted
 
 
-def _check_tensor(value: object, name: str) -> None:
+def _check_tensor(op: Operator, value: object, name: str) -> None:
     if not isinstance(value, torch.Tensor):
         raise TypeError(
-            f"vecadd.add(): argument '{name}' must be a torch.Tensor, got {type(value).__name__}; "
+            f"{op.call}: argument '{name}' must be a torch.Tensor, got {type(value).__name__}; "
             "expected a tensor (wrap numbers or lists with torch.as_tensor)"
         )
+
+
+def _checked(op: Operator, arguments: tuple) -> tuple:
+    """The call's arguments, in the record's order, checked and converted as the schema
+    declares each: tensors, lists of tensors, floats and optional lists of floats."""
+    checked = []
+    for argument, value in zip(op.arguments, arguments, strict=True):
+        kind = argument.type
+        if kind == "Tensor":
+            _check_tensor(op, value, argument.name)
+        elif kind == "Tensor[]":
+            if isinstance(value, torch.Tensor) or not isinstance(value, (list, tuple)):
+                raise TypeError(
+                    f"{op.call}: argument '{argument.name}' must be a list or tuple of tensors, "
+                    f"got {type(value).__name__}"
+                )
+            for index, item in enumerate(value):
+                _check_tensor(op, item, f"{argument.name}[{index}]")
+            value = list(value)
+        elif kind == "float":
+            value = _as_float(op, value, argument.name)
+        elif kind == "float[]?" and value is not None:
+            if not isinstance(value, (list, tuple)):
+                raise TypeError(
+                    f"{op.call}: argument '{argument.name}' must be a list or tuple of real "
+                    f"numbers or None, got {type(value).__name__}"
+                )
+            value = [_as_float(op, w, f"{argument.name}[{i}]") for i, w in enumerate(value)]
+        checked.append(value)
+    return tuple(checked)
 
 
 def _typed(error: RuntimeError) -> Exception:
@@ -86,16 +119,47 @@ def _typed(error: RuntimeError) -> Exception:
     return error
 
 
-def _add(x, y, alpha, out) -> torch.Tensor:
-    """vecadd.add's way through the dispatcher, with every argument checked in Python first."""
-    _check_tensor(x, "x")
-    _check_tensor(y, "y")
-    alpha = _alpha_as_float(alpha)
-    if _is_compiling():
-        return _call(x, y, alpha, out)
+def _under_transforms(op: Operator, arguments: tuple) -> torch.Tensor:
+    """The stable build under torch.func or forward-mode AD: an autograd.Function that they
+    can run (the operator's own Autograd kernel is Python inside the dispatcher, where they
+    cannot), its forward the operator itself, so that traced graphs hold it."""
+    functional = getattr(torch.ops.vecadd, op.name).default
+    tensors, weights = op.terms(*arguments)
+    return FUNCTIONS[op.name][1].apply(
+        lambda inputs: functional(*_with_tensors(op, arguments, inputs)), weights, *tensors
+    )
+
+
+def _with_tensors(op: Operator, arguments: tuple, tensors) -> tuple:
+    """The call's arguments with its tensors replaced, in order, by `tensors`."""
+    tensors, replaced = list(tensors), []
+    for argument, value in zip(op.arguments, arguments, strict=True):
+        if argument.type == "Tensor":
+            value = tensors.pop(0)
+        elif argument.type == "Tensor[]":
+            value, tensors = tensors[: len(value)], tensors[len(value) :]
+        replaced.append(value)
+    return tuple(replaced)
+
+
+def call(op: Operator, arguments: tuple, out: torch.Tensor | None) -> torch.Tensor:
+    """An operator's way through the dispatcher, with every argument checked in Python first."""
+    arguments = _checked(op, arguments)
+    packet = getattr(torch.ops.vecadd, op.name)
+    pairs = list(zip(arguments, op.arguments, strict=True))
+    positional = [value for value, spec in pairs if not spec.keyword_only]
+    keywords = {spec.name: value for value, spec in pairs if spec.keyword_only}
     try:
-        return _call(x, y, alpha, out)
+        if out is None:
+            if native_module is None and not _is_compiling() and _transforms_active():
+                return _under_transforms(op, arguments)
+            return packet.default(*positional, **keywords)
+        _check_tensor(op, out, "out")
+        packet.out(*positional, **keywords, out=out)
+        return out
     except RuntimeError as error:
+        if _is_compiling():
+            raise
         typed = _typed(error)
         if typed is error:
             raise
@@ -136,16 +200,20 @@ def add(
         and not _is_compiling()
     ):
         try:
-            # why each of these may need autograd: vecadd/_autograd.py
-            if functorch_transforms_active() or _forward_ad._current_level >= 0:
+            if _transforms_active():
                 if out is None:
-                    return _apply_under_transforms(x, y, alpha)
+                    return _add_under_transforms(
+                        lambda inputs: torch.ops.vecadd.add.default(*inputs, alpha=alpha),
+                        (1.0, alpha),
+                        x,
+                        y,
+                    )
             elif out is None:
                 if (x.requires_grad or y.requires_grad) and _grad_enabled():
                     return _apply_unscaled(x, y) if alpha == 1 else _apply_scaled(x, y, alpha)
                 return add_without_autograd(x, y, alpha)
             elif type(out) is _Tensor:
-                refuse_out_with_grad(x, y, out)
+                refuse_out(ADD, (x, y), out)
                 add_out_without_autograd(x, y, alpha, out)
                 _increment_version(out)  # as add.out's autograd kernel does
                 return out
@@ -153,12 +221,4 @@ def add(
             pass  # a backend without vecadd kernels: the public op below names vecadd::add
         except RuntimeError as error:
             raise _typed(error) from None
-    return _add(x, y, alpha, out)
-
-
-def _call(x: torch.Tensor, y: torch.Tensor, alpha: float, out: torch.Tensor | None):
-    if out is None:
-        return _add_functional(x, y, alpha=alpha)
-    _check_tensor(out, "out")
-    _add_out(x, y, alpha=alpha, out=out)
-    return out
+    return call(ADD, (x, y, alpha), out)

@@ -43,12 +43,13 @@ bool has_repeated_elements(const Operand& shape) {
 }
 
 #if VECADD_WITH_CUDA
-Problem launch_problem(cudaError_t status, int device_index, const std::string& device) {
+Problem launch_problem(const char* call, cudaError_t status, int device_index,
+                       const std::string& device) {
   const bool no_image = status == cudaErrorNoKernelImageForDevice ||
                         status == cudaErrorInvalidDeviceFunction ||
                         status == cudaErrorUnsupportedPtxVersion;
   if (!no_image) {
-    return {ErrorKind::kRuntime, std::string(kOp) + ": launching the CUDA kernel on " + device +
+    return {ErrorKind::kRuntime, std::string(call) + ": launching the CUDA kernel on " + device +
                                      " failed: " + vecadd::cuda_error_text(status)};
   }
   const vecadd::CudaDevice gpu = vecadd::describe_cuda_device(device_index);
@@ -56,9 +57,10 @@ Problem launch_problem(cudaError_t status, int device_index, const std::string& 
       gpu.known ? std::to_string(gpu.major) + "." + std::to_string(gpu.minor) : "?";
   const std::string arch = gpu.known ? std::to_string(gpu.major * 10 + gpu.minor) : "<arch>";
   return {ErrorKind::kRuntime,
-          std::string(kOp) + ": this build of vecadd holds no CUDA code that can run on " + device +
-              " (" + (gpu.known ? gpu.name : "unknown GPU") + ", compute capability " + capability +
-              "): it was compiled for CUDA architectures '" + vecadd::cuda_architectures() +
+          std::string(call) + ": this build of vecadd holds no CUDA code that can run on " +
+              device + " (" + (gpu.known ? gpu.name : "unknown GPU") + ", compute capability " +
+              capability + "): it was compiled for CUDA architectures '" +
+              vecadd::cuda_architectures() +
               "' (vecadd.build_info()['cuda_archs'] lists them) and the driver reports: " +
               vecadd::cuda_error_text(status) +
               ". Rebuild vecadd for this GPU from its source, e.g.\n  pip install "

@@ -1,7 +1,9 @@
-// The rules every vecadd.add call obeys, whichever torch API a binding is written against:
-// the checks, their order and their words, the result's shape and layout, and the one
-// dispatch from a dtype to the kernel library's element type. A binding supplies `Api`, a
-// struct of static functions that read its tensors and raise its errors (see
+// The rules every call of a vecadd operator obeys, whichever torch API a binding is written
+// against: each operator is a weighted sum of tensors, so one set of rules serves them all (the
+// checks, their order and their words, the result's shape and layout, and the one dispatch
+// from a dtype to the kernel library's element type), each operator naming its inputs and
+// weights in its own words (OperatorWords, from python/vecadd/_operators.py). A binding
+// supplies `Api`, a struct of static functions that read its tensors and raise its errors (see
 // src/torch/native_api.h and src/stable/stable_api.h); nothing here includes torch.
 #pragma once
 
@@ -23,11 +25,25 @@
 
 namespace vecadd::binding {
 
-// Every message starts with the call it is about.
-inline constexpr const char* kOp = "vecadd.add()";
-
 // The Python exception a failed rule becomes.
 enum class ErrorKind { kType, kValue, kRuntime };
+
+// How an operator names itself, its inputs and its weights in its errors (each record of
+// python/vecadd/_operators.py gives one, through the generated vecadd_operators.h).
+struct OperatorWords {
+  const char* call;                 // "vecadd.add()": every message starts with it
+  const char* const* fixed_inputs;  // the inputs' names ("x", "y"), or nullptr: then
+  const char* list;                 // the list argument the inputs come in ("tensors")
+  const char* all_inputs;           // "x and y", "the tensors"
+  const char* weights;              // the argument of the weights: "alpha", "weights"
+  bool weights_list;                // one weight per input (else one, for the last input)
+  const char* backward;             // the name of its autograd node ("AddBackward")
+
+  std::string input(int index) const {
+    return fixed_inputs ? fixed_inputs[index]
+                        : std::string(list) + "[" + std::to_string(index) + "]";
+  }
+};
 
 // "%.17g" without iostreams (some toolchains crash inserting numbers into a stream from an
 // extension); whole numbers print without a fraction, as Python prints an int.
@@ -134,30 +150,37 @@ struct Problem {
   std::string message;
 };
 
-// alpha for element type T, which the kernels take as alpha_t<T>: integral (and in range)
-// for integers, within float32's range for the types that compute in float32. `dtype()`
-// names the tensors' dtype; it is called only to word a failure.
+// A weight for element type T, which the kernels take as alpha_t<T>: integral (and in range)
+// for integers, within float32's range for the types that compute in float32. `index` is the
+// weight's input; `dtype()` names the tensors' dtype, called only to word a failure.
 template <class T, class DTypeName>
-Problem alpha_problem(double alpha, const DTypeName& dtype) {
+Problem weight_problem(const OperatorWords& words, double weight, int index,
+                       const DTypeName& dtype) {
   const auto given = [&] {
-    return std::string(kOp) + ": argument 'alpha' is " + number_text(alpha);
+    const std::string value = number_text(weight);
+    return std::string(words.call) + ": argument '" + words.weights + "' " +
+           (words.weights_list ? "has " + value + " at index " + std::to_string(index)
+                               : "is " + value);
   };
+  const std::string have = std::string(" but ") + words.all_inputs + " have dtype ";
   if constexpr (std::is_integral_v<T>) {
-    if (!std::isfinite(alpha) || alpha != std::trunc(alpha)) {
-      return {ErrorKind::kType, given() + " but x and y have dtype " + dtype() +
-                                    "; expected an integral alpha for integer tensors"};
+    if (!std::isfinite(weight) || weight != std::trunc(weight)) {
+      return {ErrorKind::kType,
+              given() + have + dtype() + "; expected " +
+                  (words.weights_list ? "integral weights"
+                                      : std::string("an integral ") + words.weights) +
+                  " for integer tensors"};
     }
     const auto lowest = std::numeric_limits<T>::min();
     const auto highest = std::numeric_limits<T>::max();
     // -lowest is 2^31 or 2^63, exact as a double; the largest T may not be.
-    if (alpha < static_cast<double>(lowest) || alpha >= -static_cast<double>(lowest)) {
-      return {ErrorKind::kValue, given() + " but x and y have dtype " + dtype() +
-                                     "; expected an integer from " + std::to_string(lowest) +
-                                     " to " + std::to_string(highest)};
+    if (weight < static_cast<double>(lowest) || weight >= -static_cast<double>(lowest)) {
+      return {ErrorKind::kValue, given() + have + dtype() + "; expected an integer from " +
+                                     std::to_string(lowest) + " to " + std::to_string(highest)};
     }
   } else if constexpr (std::is_same_v<vecadd::alpha_t<T>, float>) {
     const double largest = std::numeric_limits<float>::max();
-    if (std::isfinite(alpha) && std::abs(alpha) > largest) {
+    if (std::isfinite(weight) && std::abs(weight) > largest) {
       return {ErrorKind::kValue,
               given() + ", which " + dtype() +
                   " tensors cannot use: they compute in float32, so expected a magnitude of "
@@ -175,101 +198,164 @@ bool byte_ranges_intersect(const void* a, const Operand& a_shape, const void* b,
 // Whether some element of an array shares memory with another (a repeated dimension).
 bool has_repeated_elements(const Operand& shape);
 
+// One call of a weighted-sum operator as the rules see it: its words, its inputs (pointers to a
+// binding's tensors), one weight per input.
+template <class Tensor>
+struct SumCall {
+  const OperatorWords& words;
+  const Tensor* const* inputs;
+  int count;
+  const double* weights;
+
+  const Tensor& operator[](int index) const { return *inputs[index]; }
+};
+
 // The checks of one call, in one order, for a binding's tensors.
 template <class Api>
 struct CallRules {
   using Tensor = typename Api::Tensor;
+  using Call = SumCall<Tensor>;
 
-  static void check_defined(const Tensor& t, const char* name) {
+  static void check_defined(const Call& call, const Tensor& t, const std::string& name) {
     if (!Api::defined(t)) {
-      Api::fail(ErrorKind::kType, std::string(kOp) + ": argument '" + name +
+      Api::fail(ErrorKind::kType, std::string(call.words.call) + ": argument '" + name +
                                       "' is an undefined tensor; expected a tensor");
     }
   }
 
-  static void check_supported(const Tensor& t, const char* name) {
+  static void check_supported(const Call& call, const Tensor& t, const std::string& name) {
     if (!is_supported_dtype(Api::dtype(t))) {
-      Api::fail(ErrorKind::kType, std::string(kOp) + ": argument '" + name + "' has dtype " +
-                                      dtype_name(Api::dtype(t)) +
+      Api::fail(ErrorKind::kType, std::string(call.words.call) + ": argument '" + name +
+                                      "' has dtype " + dtype_name(Api::dtype(t)) +
                                       ", which vecadd does not support; expected " +
                                       supported_dtypes_text<decltype(Api::dtype(t))>());
     }
   }
 
-  // x and y: defined, a supported dtype, the same dtype and device; alpha: one the kernels'
-  // compute type holds, and integral for integer tensors.
-  static void check_inputs(const Tensor& x, const Tensor& y, double alpha) {
-    check_defined(x, "x");
-    check_defined(y, "y");
-    check_supported(x, "x");
-    check_supported(y, "y");
-    if (Api::dtype(x) != Api::dtype(y)) {
-      Api::fail(ErrorKind::kType,
-                std::string(kOp) + ": x has dtype " + dtype_name(Api::dtype(x)) +
-                    " but y has dtype " + dtype_name(Api::dtype(y)) +
-                    "; expected the same dtype (vecadd does not promote types: convert one, "
-                    "e.g. y.to(x.dtype))");
+  // A list's inputs: at least one, and one weight for each (`weight_count` given).
+  static void check_list(const OperatorWords& words, int count, int weight_count) {
+    if (count == 0) {
+      Api::fail(ErrorKind::kValue, std::string(words.call) + ": argument '" + words.list +
+                                       "' is an empty list; expected at least one tensor");
     }
-    if (!Api::same_device(x, y)) {
-      Api::fail(ErrorKind::kRuntime,
-                std::string(kOp) + ": x is on " + Api::device_name(x) + " but y is on " +
-                    Api::device_name(y) +
-                    "; expected both on the same device (move one, e.g. y.to(x.device))");
+    if (weight_count != count) {
+      Api::fail(ErrorKind::kValue, std::string(words.call) + ": argument '" + words.weights +
+                                       "' has " + std::to_string(weight_count) + " values but '" +
+                                       words.list + "' has " + std::to_string(count) +
+                                       " tensors; expected one weight per tensor");
     }
-    visit_element_type(Api::dtype(x), [&](auto tag) {
+  }
+
+  // The inputs: defined, a supported dtype, the first one's dtype and device; the weights:
+  // ones the kernels' compute type holds, and integral for integer tensors.
+  static void check_inputs(const Call& call) {
+    const OperatorWords& words = call.words;
+    for (int i = 0; i < call.count; ++i) {
+      check_defined(call, call[i], words.input(i));
+    }
+    for (int i = 0; i < call.count; ++i) {
+      check_supported(call, call[i], words.input(i));
+    }
+    const Tensor& first = call[0];
+    for (int i = 1; i < call.count; ++i) {
+      if (Api::dtype(call[i]) != Api::dtype(first)) {
+        const std::string other = words.input(i);
+        Api::fail(ErrorKind::kType,
+                  std::string(words.call) + ": " + words.input(0) + " has dtype " +
+                      dtype_name(Api::dtype(first)) + " but " + other + " has dtype " +
+                      dtype_name(Api::dtype(call[i])) +
+                      "; expected the same dtype (vecadd does not promote types: convert one, "
+                      "e.g. " +
+                      other + ".to(" + words.input(0) + ".dtype))");
+      }
+    }
+    for (int i = 1; i < call.count; ++i) {
+      if (!Api::same_device(first, call[i])) {
+        const std::string other = words.input(i);
+        Api::fail(ErrorKind::kRuntime, std::string(words.call) + ": " + words.input(0) + " is on " +
+                                           Api::device_name(first) + " but " + other + " is on " +
+                                           Api::device_name(call[i]) + "; expected " +
+                                           (call.count == 2 ? "both" : "all") +
+                                           " on the same device (move one, e.g. " + other + ".to(" +
+                                           words.input(0) + ".device))");
+      }
+    }
+    visit_element_type(Api::dtype(first), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const Problem problem = alpha_problem<T>(alpha, [&] { return dtype_name(Api::dtype(x)); });
-      if (!problem.message.empty()) {
-        Api::fail(problem.kind, problem.message);
+      // add's alpha weighs y alone: x's weight of 1 is no argument of the call.
+      for (int i = words.weights_list ? 0 : call.count - 1; i < call.count; ++i) {
+        const Problem problem = weight_problem<T>(words, call.weights[i], i,
+                                                  [&] { return dtype_name(Api::dtype(first)); });
+        if (!problem.message.empty()) {
+          Api::fail(problem.kind, problem.message);
+        }
       }
     });
   }
 
-  // out: defined, with the dtype and device of x, the broadcast shape, its own memory for
-  // each element, and x and y either out itself or apart from it.
-  static void check_out(const Tensor& out, const Tensor& x, const Tensor& y,
+  // out: defined, with the inputs' dtype and device, the broadcast shape, its own memory for
+  // each element, and each input either out itself or apart from it.
+  static void check_out(const Call& call, const Tensor& out,
                         const std::vector<std::int64_t>& shape) {
-    check_defined(out, "out");
-    if (Api::dtype(out) != Api::dtype(x)) {
-      Api::fail(ErrorKind::kType, std::string(kOp) + ": out has dtype " +
+    const OperatorWords& words = call.words;
+    const Tensor& first = call[0];
+    check_defined(call, out, "out");
+    if (Api::dtype(out) != Api::dtype(first)) {
+      Api::fail(ErrorKind::kType, std::string(words.call) + ": out has dtype " +
                                       dtype_name(Api::dtype(out)) + "; expected " +
-                                      dtype_name(Api::dtype(x)) + ", the dtype of x and y");
+                                      dtype_name(Api::dtype(first)) + ", the dtype of " +
+                                      words.all_inputs);
     }
-    if (!Api::same_device(out, x)) {
-      Api::fail(ErrorKind::kRuntime, std::string(kOp) + ": out is on " + Api::device_name(out) +
-                                         "; expected " + Api::device_name(x) +
-                                         ", the device of x and y");
+    if (!Api::same_device(out, first)) {
+      Api::fail(ErrorKind::kRuntime,
+                std::string(words.call) + ": out is on " + Api::device_name(out) + "; expected " +
+                    Api::device_name(first) + ", the device of " + words.all_inputs);
     }
     const Operand out_shape = Api::operand(out);
     if (static_cast<std::size_t>(out_shape.ndim) != shape.size() ||
         !std::equal(shape.begin(), shape.end(), out_shape.sizes)) {
-      Api::fail(ErrorKind::kValue,
-                std::string(kOp) + ": out has shape " + shape_text(out_shape) + "; expected " +
-                    shape_text({static_cast<int>(shape.size()), shape.data(), nullptr}) +
-                    ", the broadcast shape of x and y (vecadd does not resize out)");
+      Api::fail(
+          ErrorKind::kValue,
+          std::string(words.call) + ": out has shape " + shape_text(out_shape) + "; expected " +
+              shape_text({static_cast<int>(shape.size()), shape.data(), nullptr}) +
+              ", the broadcast shape of " + words.all_inputs + " (vecadd does not resize out)");
     }
   }
 
-  static void check_out_memory(const Tensor& out, const Tensor& x, const Tensor& y) {
+  static void check_out_memory(const Call& call, const Tensor& out) {
     if (Api::numel(out) == 0) {
       return;
     }
     if (has_repeated_elements(Api::operand(out))) {
       Api::fail(ErrorKind::kRuntime,
-                std::string(kOp) +
+                std::string(call.words.call) +
                     ": out has elements that share memory (e.g. an expanded tensor); expected "
                     "every element of out to have its own memory");
     }
-    check_apart(out, x, "x");
-    check_apart(out, y, "y");
+    for (int i = 0; i < call.count; ++i) {
+      check_apart(call, out, call[i], call.words.input(i));
+    }
   }
 
-  static std::vector<std::int64_t> result_shape(const Tensor& x, const Tensor& y) {
+  static std::vector<std::int64_t> result_shape(const Call& call) {
     try {
-      return vecadd::broadcast_shape(Api::operand(x), Api::operand(y));
+      if (call.count == 2 && call.words.fixed_inputs != nullptr) {  // the common call
+        return vecadd::broadcast_shape(Api::operand(call[0]), Api::operand(call[1]));
+      }
+      Operand few[kInlineOperands];
+      std::vector<Operand> many(call.count > kInlineOperands ? call.count : 0);
+      Operand* operands = call.count > kInlineOperands ? many.data() : few;
+      std::vector<std::string> names(static_cast<std::size_t>(call.count));
+      std::vector<const char*> name_pointers(static_cast<std::size_t>(call.count));
+      for (int i = 0; i < call.count; ++i) {
+        operands[i] = Api::operand(call[i]);
+        names[i] = call.words.input(i);
+        name_pointers[i] = names[i].c_str();
+      }
+      return vecadd::broadcast_shape(operands, name_pointers.data(), call.count);
     } catch (const std::invalid_argument& error) {
       Api::fail(ErrorKind::kValue,
-                std::string(kOp) + ": " +
+                std::string(call.words.call) + ": " +
                     std::string(error.what())
                         .substr(std::char_traits<char>::length(vecadd::kBroadcastErrorPrefix)));
     }
@@ -284,7 +370,8 @@ struct CallRules {
     return text + "]";
   }
 
-  static void check_apart(const Tensor& out, const Tensor& input, const char* name) {
+  static void check_apart(const Call& call, const Tensor& out, const Tensor& input,
+                          const std::string& name) {
     const Operand out_shape = Api::operand(out);
     const Operand input_shape = Api::operand(input);
     if (Api::numel(out) == 0 || Api::numel(input) == 0) {
@@ -300,7 +387,7 @@ struct CallRules {
       return;
     }
     Api::fail(ErrorKind::kRuntime,
-              std::string(kOp) + ": out partly overlaps the memory of '" + name +
+              std::string(call.words.call) + ": out partly overlaps the memory of '" + name +
                   "'; expected out to be either that very tensor (in-place) or separate memory "
                   "(clone one of them first)");
   }
@@ -309,66 +396,87 @@ struct CallRules {
 // What a launch failure means, in words: a missing kernel image names the GPU, the
 // architectures built and how to rebuild; anything else says what the driver said.
 #if VECADD_WITH_CUDA
-Problem launch_problem(cudaError_t status, int device_index, const std::string& device);
+Problem launch_problem(const char* call, cudaError_t status, int device_index,
+                       const std::string& device);
 #endif
 
-// The operator's kernels, for a binding's tensors: check -> allocate -> plan -> run. (The
+// Every operator's kernels, for a binding's tensors: check -> allocate -> plan -> run. (The
 // Meta kernels are the Python fake kernels: torch refuses a C++ Meta kernel beside them.)
 template <class Api>
-struct AddKernels {
+struct SumKernels {
   using Tensor = typename Api::Tensor;
   using Rules = CallRules<Api>;
+  using Call = SumCall<Tensor>;
 
-  static Tensor add(const Tensor& x, const Tensor& y, double alpha) {
-    Rules::check_inputs(x, y, alpha);
-    Tensor out = allocate_result(x, y);
-    compute_into(x, y, alpha, out);
+  static Tensor sum(const Call& call) {
+    Rules::check_inputs(call);
+    Tensor out = allocate_result(call);
+    compute_into(call, out);
     return out;
   }
 
-  static void add_out(const Tensor& x, const Tensor& y, double alpha, const Tensor& out) {
-    Rules::check_inputs(x, y, alpha);
-    Rules::check_out(out, x, y, Rules::result_shape(x, y));
-    Rules::check_out_memory(out, x, y);
-    compute_into(x, y, alpha, out);
+  static void sum_out(const Call& call, const Tensor& out) {
+    Rules::check_inputs(call);
+    Rules::check_out(call, out, Rules::result_shape(call));
+    Rules::check_out_memory(call, out);
+    compute_into(call, out);
   }
 
  private:
-  // The uninitialized result, laid out as torch.add lays out its result.
-  static Tensor allocate_result(const Tensor& x, const Tensor& y) {
-    const std::vector<std::int64_t> shape = Rules::result_shape(x, y);
-    const std::vector<std::int64_t> strides =
-        vecadd::result_strides(Api::operand(x), Api::operand(y), shape);
-    return Api::empty_strided(shape, strides, x);
+  // The uninitialized result, laid out as a chain of torch.add lays out its result.
+  static Tensor allocate_result(const Call& call) {
+    const std::vector<std::int64_t> shape = Rules::result_shape(call);
+    if (call.count == 2) {  // the common call
+      return Api::empty_strided(
+          shape, vecadd::result_strides(Api::operand(call[0]), Api::operand(call[1]), shape),
+          call[0]);
+    }
+    std::vector<Operand> operands(static_cast<std::size_t>(call.count));
+    for (int i = 0; i < call.count; ++i) {
+      operands[i] = Api::operand(call[i]);
+    }
+    return Api::empty_strided(shape, vecadd::result_strides(operands.data(), call.count, shape),
+                              call[0]);
   }
 
-  static void compute_into(const Tensor& x, const Tensor& y, double alpha, const Tensor& out) {
+  static void compute_into(const Call& call, const Tensor& out) {
     if (Api::numel(out) == 0) {
       return;
     }
     const typename Api::DeviceGuard guard(out);
     visit_element_type(Api::dtype(out), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const auto* x_data = static_cast<const T*>(Api::data(x));
-      const auto* y_data = static_cast<const T*>(Api::data(y));
+      const int n = call.count;
+      const T* few_data[kInlineOperands];
+      Operand few_shapes[kInlineOperands];
+      vecadd::alpha_t<T> few_weights[kInlineOperands];
+      std::vector<const T*> many_data(n > kInlineOperands ? n : 0);
+      std::vector<Operand> many_shapes(n > kInlineOperands ? n : 0);
+      std::vector<vecadd::alpha_t<T>> many_weights(n > kInlineOperands ? n : 0);
+      const T** data = n > kInlineOperands ? many_data.data() : few_data;
+      Operand* shapes = n > kInlineOperands ? many_shapes.data() : few_shapes;
+      vecadd::alpha_t<T>* weights = n > kInlineOperands ? many_weights.data() : few_weights;
+      for (int i = 0; i < n; ++i) {
+        data[i] = static_cast<const T*>(Api::data(call[i]));
+        shapes[i] = Api::operand(call[i]);
+        // check_inputs made sure each weight fits the compute type.
+        weights[i] = static_cast<vecadd::alpha_t<T>>(call.weights[i]);
+      }
       auto* z_data = static_cast<T*>(Api::mutable_data(out));
-      const vecadd::Plan plan = vecadd::plan_add(x_data, Api::operand(x), y_data, Api::operand(y),
-                                                 z_data, Api::operand(out));
-      // check_inputs made sure alpha fits the compute type.
-      const auto scale = static_cast<vecadd::alpha_t<T>>(alpha);
+      const vecadd::Plan plan = vecadd::plan_add_n(data, shapes, n, z_data, Api::operand(out));
 #if VECADD_WITH_CUDA
       if (Api::is_cuda(out)) {
         const cudaError_t status =
-            vecadd::add_cuda<T>(x_data, y_data, z_data, plan, scale, Api::cuda_stream(out));
+            vecadd::add_n_cuda<T>(data, weights, z_data, plan, Api::cuda_stream(out));
         if (status != cudaSuccess) {
-          const Problem problem =
-              launch_problem(status, Api::device_index(out), Api::device_name(out));
+          const Problem problem = launch_problem(call.words.call, status, Api::device_index(out),
+                                                 Api::device_name(out));
           Api::fail(problem.kind, problem.message);
         }
         return;
       }
 #endif
-      vecadd::add_cpu<T>(x_data, y_data, z_data, plan, scale, Api::parallel_for());
+      vecadd::add_n_cpu<T>(data, weights, z_data, plan, Api::parallel_for());
     });
   }
 };

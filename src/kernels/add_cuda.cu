@@ -394,13 +394,12 @@ cudaError_t add_n_cuda(const T* const* inputs, const alpha_t<T>* weights, T* z, 
   const cudaError_t status =
       detail::for_each_outer_index(plan.outer, cudaSuccess, [&](const std::int64_t* offsets) {
         if (n == 2) {
-          return settled(launch_plan(launch_of<T, 2>(inputs, scales, z, plan, offsets, 0, n),
-                                     plan, stream));
+          return settled(
+              launch_plan(launch_of<T, 2>(inputs, scales, z, plan, offsets, 0, n), plan, stream));
         }
         if (n <= kSmallCapacity) {
           return settled(launch_plan(
-              launch_of<T, kSmallCapacity>(inputs, scales, z, plan, offsets, 0, n), plan,
-              stream));
+              launch_of<T, kSmallCapacity>(inputs, scales, z, plan, offsets, 0, n), plan, stream));
         }
         return launch_in_parts(inputs, scales, z, plan, offsets, partial_sums, stream);
       });

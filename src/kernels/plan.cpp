@@ -80,8 +80,8 @@ void order_and_merge(const Dimensions& kept, Dimensions& merged) {
   }
   // Insertion sort: at most 63 dimensions, usually one to four.
   for (int i = 1; i < kept.ndim; ++i) {
-    for (int j = i; j > 0 && magnitude(kept.stride(z, order[j])) >
-                                 magnitude(kept.stride(z, order[j - 1]));
+    for (int j = i;
+         j > 0 && magnitude(kept.stride(z, order[j])) > magnitude(kept.stride(z, order[j - 1]));
          --j) {
       std::swap(order[j], order[j - 1]);
     }

@@ -1,16 +1,24 @@
-// The vecadd kernels as the dispatcher knows them, through the LibTorch stable ABI: the shared
-// kernels (src/binding) for CPU or for CUDA. The schemas are defined by vecadd's Python
-// face (vecadd/_library.py), as are the fake kernels and autograd, which the stable ABI
-// cannot register.
+// The vecadd operators as the dispatcher knows them, through the LibTorch stable ABI: for each
+// operator python/vecadd/_operators.py describes, its kernels (the shared rules, src/binding),
+// for CPU or for CUDA. The schemas are defined by vecadd's Python face (vecadd/_library.py), as
+// are the fake kernels and autograd, which the stable ABI cannot register.
 #include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/tensor.h>
+
+#include <optional>
+#include <vector>
 
 #include "call_rules.h"
 #include "stable_api.h"
+#include "vecadd_operators.h"
 
 namespace vecadd::stable_binding {
 namespace {
 
-using Kernels = binding::AddKernels<StableApi>;
+using Kernels = binding::SumKernels<StableApi>;
+using Call = binding::SumCall<StableTensor>;
+
+// ---- add: x + alpha * y ----
 
 // Raw handles rather than torch::stable::Tensor, which wraps each in a shared_ptr and copies
 // a returned handle; by hand, because TORCH_BOX cannot return a raw handle (docs/portable.md).
@@ -22,23 +30,27 @@ void add_boxed(StableIValue* stack, std::uint64_t num_args, std::uint64_t num_ou
   const auto y = torch::stable::detail::to<AtenTensorHandle>(stack[1]);
   const HandleOwner x_owner(x);
   const HandleOwner y_owner(y);
-  const auto alpha = torch::stable::detail::to<double>(stack[2]);
+  const double weights[] = {1, torch::stable::detail::to<double>(stack[2])};
+  const StableTensor x_tensor(x);
+  const StableTensor y_tensor(y);
+  const StableTensor* inputs[] = {&x_tensor, &y_tensor};
   stack[0] =
-      torch::stable::detail::from(Kernels::add(StableTensor(x), StableTensor(y), alpha).release());
+      torch::stable::detail::from(Kernels::sum({binding::kAddWords, inputs, 2, weights}).release());
 }
 
-void add_out_kernel(AtenTensorHandle x, AtenTensorHandle y, double alpha, AtenTensorHandle out) {
+void add_out(AtenTensorHandle x, AtenTensorHandle y, double alpha, AtenTensorHandle out) {
   const HandleOwner x_owner(x);
   const HandleOwner y_owner(y);
   const HandleOwner out_owner(out);
-  Kernels::add_out(StableTensor(x), StableTensor(y), alpha, StableTensor(out));
+  const double weights[] = {1, alpha};
+  const StableTensor x_tensor(x);
+  const StableTensor y_tensor(y);
+  const StableTensor* inputs[] = {&x_tensor, &y_tensor};
+  Kernels::sum_out({binding::kAddWords, inputs, 2, weights}, StableTensor(out));
 }
 
-void register_kernels(torch::stable::detail::StableLibrary& m) {
-  m.impl("add", &add_boxed);
-  m.impl("_add_without_autograd", &add_boxed);
-  m.impl("add.out", TORCH_BOX(&add_out_kernel));
-  m.impl("_add_out_without_autograd", TORCH_BOX(&add_out_kernel));
+void add_out_boxed(StableIValue* stack, std::uint64_t num_args, std::uint64_t num_outputs) {
+  TORCH_BOX (&add_out)(stack, num_args, num_outputs);
 }
 
 }  // namespace
@@ -46,12 +58,11 @@ void register_kernels(torch::stable::detail::StableLibrary& m) {
 
 // The CPU library registers the CPU kernels, each CUDA library (one per CUDA major) the CUDA
 // ones: a CPU-only torch never loads a CUDA library.
+#define VECADD_STABLE_KERNEL(name, kernel) m.impl(name, &vecadd::stable_binding::kernel##_boxed);
 #if VECADD_WITH_CUDA
-STABLE_TORCH_LIBRARY_IMPL(vecadd, CUDA, m) {
-  vecadd::stable_binding::register_kernels(m);
-}
+STABLE_TORCH_LIBRARY_IMPL(vecadd, CUDA, m){VECADD_OPERATOR_KERNELS(VECADD_STABLE_KERNEL)}
 #else
 STABLE_TORCH_LIBRARY_IMPL(vecadd, CPU, m) {
-  vecadd::stable_binding::register_kernels(m);
+  VECADD_OPERATOR_KERNELS(VECADD_STABLE_KERNEL)
 }
 #endif

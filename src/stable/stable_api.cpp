@@ -9,7 +9,7 @@ namespace {
 
 void check_shim(AOTITorchError status, const char* what) {
   if (status != AOTI_TORCH_SUCCESS) {
-    throw std::runtime_error(std::string(binding::kOp) + ": torch could not " + what);
+    throw std::runtime_error(std::string("vecadd: torch could not ") + what);
   }
 }
 

@@ -1,46 +1,14 @@
 #include "autograd.h"
 
 #include <ATen/ExpandUtils.h>
-#include <ATen/core/grad_mode.h>
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/functions/utils.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include <memory>
 #include <string>
 #include <type_traits>
-#include <vector>
-
-#include "call_rules.h"
-#include "ops.h"
 
 namespace vecadd::torch_binding {
 namespace {
-
-// Backward of z = x + alpha * y: dz/dx = 1 and dz/dy = alpha, summed back over broadcast
-// dimensions. Built from torch ops, so the backward is itself differentiable.
-struct AddBackward final : public torch::autograd::Node {
-  double alpha = 1;
-  std::vector<c10::SymInt> x_sizes;
-  std::vector<c10::SymInt> y_sizes;
-
-  std::string name() const override { return "vecadd::AddBackward"; }
-
-  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
-    torch::autograd::variable_list result(2);
-    const at::Tensor& grad = grads[0];
-    if (!grad.defined()) {
-      return result;
-    }
-    if (should_compute_output(0)) {
-      result[0] = at::sum_to(grad, x_sizes);
-    }
-    if (should_compute_output(1)) {
-      result[1] = at::sum_to(alpha == 1 ? grad : grad.mul(alpha), y_sizes);
-    }
-    return result;
-  }
-};
 
 // torch moved autograd nodes from std::shared_ptr to c10::intrusive_ptr; follow the edge type.
 using NodePointer = decltype(torch::autograd::Edge::function);
@@ -56,67 +24,96 @@ auto make_node() {
   }
 }
 
-// Forward mode: the tangent of z = x + alpha * y is x_t + alpha * y_t, broadcast to z's shape,
-// built from torch ops so that it is itself differentiable (jvp of a gradient, hessians).
-void set_tangent(const at::Tensor& x, const at::Tensor& y, double alpha, at::Tensor& result) {
-  const at::Tensor& x_tangent = x._fw_grad(/*level=*/0);
-  const at::Tensor& y_tangent = y._fw_grad(/*level=*/0);
-  if (!x_tangent.defined() && !y_tangent.defined()) {
-    return;
-  }
-  at::Tensor tangent;
-  if (!y_tangent.defined()) {
-    tangent = x_tangent;
-  } else if (!x_tangent.defined()) {
-    tangent = alpha == 1 ? y_tangent : y_tangent.mul(alpha);
-  } else {
-    tangent = x_tangent.add(y_tangent, alpha);
-  }
-  result._set_fw_grad(tangent.expand_symint(result.sym_sizes()), /*level=*/0,
-                      /*is_inplace_op=*/false);
-}
-
 bool has_tangent(const at::Tensor& tensor) {
   return tensor._fw_grad(/*level=*/0).defined();
 }
 
 }  // namespace
 
-at::Tensor add_autograd(const at::Tensor& x, const at::Tensor& y, double alpha) {
-  const bool needs_grad = torch::autograd::compute_requires_grad(x, y);
-  at::Tensor result;
-  {
-    const at::AutoDispatchBelowADInplaceOrView below_autograd;
-    result = add_operator().call(x, y, alpha);
+torch::autograd::variable_list WeightedSumBackward::apply(torch::autograd::variable_list&& grads) {
+  torch::autograd::variable_list result(weights.size());
+  const at::Tensor& grad = grads[0];
+  if (!grad.defined()) {
+    return result;
   }
-  if (needs_grad) {
-    const auto node = make_node<AddBackward>();
-    node->set_next_edges(torch::autograd::collect_next_edges(x, y));
-    node->alpha = alpha;
-    node->x_sizes = x.sym_sizes().vec();
-    node->y_sizes = y.sym_sizes().vec();
-    torch::autograd::set_history(result, node);
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    if (should_compute_output(i)) {
+      result[i] = at::sum_to(weights[i] == 1 ? grad : grad.mul(weights[i]), sizes[i]);
+    }
   }
-  set_tangent(x, y, alpha, result);
   return result;
 }
 
-void add_out_autograd(const at::Tensor& x, const at::Tensor& y, double alpha, at::Tensor& out) {
-  TORCH_CHECK(!(at::GradMode::is_enabled() &&
-                (x.requires_grad() || y.requires_grad() || out.requires_grad())),
-              binding::kOp,
-              ": out= cannot be used when x, y or out requires grad (autograd does not "
-              "flow through out=); expected no out= (call vecadd.add(x, y)) or a call inside "
-              "torch.no_grad()");
-  TORCH_CHECK(!(has_tangent(x) || has_tangent(y) || has_tangent(out)), binding::kOp,
-              ": out= cannot be used with forward-mode AD (a tangent on x, y or out would not "
-              "flow through out=); expected no out= (call vecadd.add(x, y)) or inputs without "
-              "tangents");
-  {
-    const at::AutoDispatchBelowADInplaceOrView below_autograd;
-    add_out_operator().call(x, y, alpha, out);
+bool needs_grad(const SumCall& call) {
+  if (!at::GradMode::is_enabled()) {
+    return false;
   }
-  torch::autograd::impl::bump_version(out);
+  for (int i = 0; i < call.count; ++i) {
+    if (call[i].requires_grad()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void record_backward(const SumCall& call, at::Tensor& result) {
+  const auto node = make_node<WeightedSumBackward>();
+  torch::autograd::edge_list edges;
+  edges.reserve(static_cast<std::size_t>(call.count));
+  for (int i = 0; i < call.count; ++i) {
+    edges.push_back(torch::autograd::impl::gradient_edge(call[i]));
+    node->weights.push_back(call.weights[i]);
+    node->sizes.push_back(call[i].sym_sizes().vec());
+  }
+  node->node_name = call.words.backward;
+  node->set_next_edges(std::move(edges));
+  torch::autograd::set_history(result, node);
+}
+
+// The tangent of z = sum of w_i * x_i is the sum of w_i * x_i's tangents, broadcast to z's
+// shape, built from torch ops so that it is itself differentiable (jvp of a gradient, hessians).
+void set_tangent(const SumCall& call, at::Tensor& result) {
+  at::Tensor tangent;
+  for (int i = 0; i < call.count; ++i) {
+    const at::Tensor& input_tangent = call[i]._fw_grad(/*level=*/0);
+    if (!input_tangent.defined()) {
+      continue;
+    }
+    const double weight = call.weights[i];
+    if (!tangent.defined()) {
+      tangent = weight == 1 ? input_tangent : input_tangent.mul(weight);
+    } else {
+      tangent = tangent.add(input_tangent, weight);
+    }
+  }
+  if (tangent.defined()) {
+    result._set_fw_grad(tangent.expand_symint(result.sym_sizes()), /*level=*/0,
+                        /*is_inplace_op=*/false);
+  }
+}
+
+void refuse_out_with_grad(const SumCall& call, const at::Tensor& out) {
+  bool grad = at::GradMode::is_enabled() && out.requires_grad();
+  bool tangent = has_tangent(out);
+  for (int i = 0; i < call.count; ++i) {
+    grad = grad || (at::GradMode::is_enabled() && call[i].requires_grad());
+    tangent = tangent || has_tangent(call[i]);
+  }
+  // "x, y" or "tensors": the inputs as the call names its arguments.
+  std::string inputs = call.words.fixed_inputs ? "" : call.words.list;
+  for (int i = 0; call.words.fixed_inputs && i < call.count; ++i) {
+    inputs += (i == 0 ? "" : ", ") + call.words.input(i);
+  }
+  const std::string name(call.words.call);
+  const std::string plain = name.substr(0, name.size() - 2) + "(" + inputs + ")";
+  TORCH_CHECK(!grad, call.words.call, ": out= cannot be used when ", inputs,
+              " or out requires grad (autograd does not flow through out=); expected no out= "
+              "(call ",
+              plain, ") or a call inside torch.no_grad()");
+  TORCH_CHECK(!tangent, call.words.call,
+              ": out= cannot be used with forward-mode AD (a tangent on ", inputs,
+              " or out would not flow through out=); expected no out= (call ", plain,
+              ") or inputs without tangents");
 }
 
 }  // namespace vecadd::torch_binding

@@ -1,24 +1,54 @@
-// The vecadd kernels as the dispatcher knows them, through torch's full C++ API: the shared
-// kernels (src/binding) for CPU and CUDA, and the C++ autograd node. The schemas are
-// defined by vecadd's Python face (vecadd/_library.py), one contract for both builds.
+// The vecadd operators as the dispatcher knows them, through torch's full C++ API: for each
+// operator python/vecadd/_operators.py describes, its kernels (the shared rules, src/binding)
+// for CPU and CUDA and its C++ Autograd kernel. The schemas are defined by vecadd's Python
+// face (vecadd/_library.py), one contract for both builds.
 #include <torch/library.h>
 
 #include "autograd.h"
 #include "call_rules.h"
 #include "native_api.h"
 #include "ops.h"
+#include "vecadd_operators.h"
 
 namespace vecadd::torch_binding {
 namespace {
 
-using Kernels = binding::AddKernels<NativeApi>;
+using Kernels = binding::SumKernels<NativeApi>;
 
-at::Tensor add_kernel(const at::Tensor& x, const at::Tensor& y, double alpha) {
-  return Kernels::add(x, y, alpha);
+// ---- add: x + alpha * y ----
+
+SumCall add_call(const at::Tensor& x, const at::Tensor& y, double alpha,
+                 const at::Tensor* (&inputs)[2], double (&weights)[2]) {
+  inputs[0] = &x;
+  inputs[1] = &y;
+  weights[1] = alpha;
+  return {binding::kAddWords, inputs, 2, weights};
 }
 
-void add_out_kernel(const at::Tensor& x, const at::Tensor& y, double alpha, at::Tensor& out) {
-  Kernels::add_out(x, y, alpha, out);
+at::Tensor add(const at::Tensor& x, const at::Tensor& y, double alpha) {
+  const at::Tensor* inputs[2];
+  double weights[2] = {1, 1};
+  return Kernels::sum(add_call(x, y, alpha, inputs, weights));
+}
+
+void add_out(const at::Tensor& x, const at::Tensor& y, double alpha, at::Tensor& out) {
+  const at::Tensor* inputs[2];
+  double weights[2] = {1, 1};
+  Kernels::sum_out(add_call(x, y, alpha, inputs, weights), out);
+}
+
+at::Tensor add_autograd(const at::Tensor& x, const at::Tensor& y, double alpha) {
+  const at::Tensor* inputs[2];
+  double weights[2] = {1, 1};
+  return sum_autograd(add_call(x, y, alpha, inputs, weights),
+                      [&] { return add_operator().call(x, y, alpha); });
+}
+
+void add_out_autograd(const at::Tensor& x, const at::Tensor& y, double alpha, at::Tensor& out) {
+  const at::Tensor* inputs[2];
+  double weights[2] = {1, 1};
+  sum_out_autograd(add_call(x, y, alpha, inputs, weights), out,
+                   [&] { add_out_operator().call(x, y, alpha, out); });
 }
 
 }  // namespace
@@ -35,25 +65,16 @@ const c10::TypedOperatorHandle<AddOutSignature>& add_out_operator() {
   return handle;
 }
 
-TORCH_LIBRARY_IMPL(vecadd, CPU, m) {
-  m.impl("add", &add_kernel);
-  m.impl("_add_without_autograd", &add_kernel);
-  m.impl("add.out", &add_out_kernel);
-  m.impl("_add_out_without_autograd", &add_out_kernel);
-}
+#define VECADD_NATIVE_KERNEL(name, kernel) m.impl(name, &kernel);
+#define VECADD_NATIVE_AUTOGRAD(name, kernel) m.impl(name, &kernel##_autograd);
 
+TORCH_LIBRARY_IMPL(vecadd, CPU, m){VECADD_OPERATOR_KERNELS(VECADD_NATIVE_KERNEL)}
 #if VECADD_WITH_CUDA
-TORCH_LIBRARY_IMPL(vecadd, CUDA, m) {
-  m.impl("add", &add_kernel);
-  m.impl("_add_without_autograd", &add_kernel);
-  m.impl("add.out", &add_out_kernel);
-  m.impl("_add_out_without_autograd", &add_out_kernel);
-}
+TORCH_LIBRARY_IMPL(vecadd, CUDA, m){VECADD_OPERATOR_KERNELS(VECADD_NATIVE_KERNEL)}
 #endif
 
 TORCH_LIBRARY_IMPL(vecadd, Autograd, m) {
-  m.impl("add", &add_autograd);
-  m.impl("add.out", &add_out_autograd);
+  VECADD_OPERATOR_AUTOGRAD(VECADD_NATIVE_AUTOGRAD)
 }
 
 }  // namespace vecadd::torch_binding

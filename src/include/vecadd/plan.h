@@ -117,8 +117,13 @@ Plan plan_add(const T* x, const Operand& x_shape, const T* y, const Operand& y_s
 template <class T>
 Plan plan_add_n(const T* const* inputs, const Operand* input_shapes, int input_count, const T* z,
                 const Operand& z_shape) {
-  std::vector<const void*> untyped(inputs, inputs + input_count);
-  return plan_add_n(untyped.data(), input_shapes, input_count, static_cast<const void*>(z), z_shape,
+  const void* few[kInlineOperands] = {};
+  std::vector<const void*> many(input_count > kInlineOperands ? input_count : 0);
+  const void** untyped = input_count > kInlineOperands ? many.data() : few;
+  for (int i = 0; i < input_count; ++i) {
+    untyped[i] = inputs[i];
+  }
+  return plan_add_n(untyped, input_shapes, input_count, static_cast<const void*>(z), z_shape,
                     sizeof(T));
 }
 

@@ -1,0 +1,75 @@
+"""The private torch names vecadd uses, in one place: each found once, with a fallback or a
+worded error where a torch release has moved it, so that such a release breaks this file alone.
+
+Why each is needed: no public API says whether a torch.func transform or a forward-mode AD level
+is active (both can make inputs that require no grad need autograd), runs an op below the
+Autograd key, gives the keys below it, or calls an overload without its Python frame (a
+measurable share of a call on small tensors, docs/portable.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+import torch
+import torch.autograd.forward_ad as _forward_ad
+
+_MOVED = (
+    "vecadd: this torch ({version}) no longer has {name}, which vecadd uses to {purpose}; "
+    "expected a torch that vecadd supports (torch>=2.10), or a vecadd release that knows this one"
+)
+
+
+def _moved(name: str, purpose: str) -> RuntimeError:
+    return RuntimeError(_MOVED.format(version=torch.__version__, name=name, purpose=purpose))
+
+
+# Whether a torch.func transform is active: what torch.autograd.Function.apply itself asks.
+# Without the query, assume one is (the slower way in, which is right either way).
+functorch_transforms_active: Callable[[], bool] = getattr(
+    torch._C, "_are_functorch_transforms_active", lambda: True
+)
+
+
+if hasattr(_forward_ad, "_current_level"):
+
+    def transforms_or_forward_ad_active() -> bool:
+        """Whether a torch.func transform or a forward-mode AD level (torch.autograd.forward_ad's
+        innermost, -1 for none) is active: once per call of vecadd.add, so one Python call."""
+        return functorch_transforms_active() or _forward_ad._current_level >= 0
+
+else:
+
+    def transforms_or_forward_ad_active() -> bool:
+        return True  # without the level, assume one is open: the slower way in is right either way
+
+
+def has_tangent(tensor: torch.Tensor) -> bool:
+    """Whether a tensor carries a forward-mode AD tangent at the current level."""
+    return (
+        getattr(_forward_ad, "_current_level", 0) >= 0
+        and _forward_ad.unpack_dual(tensor).tangent is not None
+    )
+
+
+def below_autograd() -> contextlib.AbstractContextManager:
+    """Dispatches below the Autograd key, as an autograd.Function's forward must run its op."""
+    guard = getattr(torch._C, "_AutoDispatchBelowAutograd", None)
+    if guard is None:
+        raise _moved("torch._C._AutoDispatchBelowAutograd", "run its kernels below autograd")
+    return guard()
+
+
+def keys_after_autograd() -> torch._C.DispatchKeySet:
+    """The dispatch keys below Autograd, for an Autograd kernel to redispatch to."""
+    keyset = getattr(torch._C, "_after_autograd_keyset", None)
+    if keyset is None:
+        raise _moved("torch._C._after_autograd_keyset", "redispatch below its autograd kernels")
+    return keyset
+
+
+def direct_entry(overload):
+    """The C++ callable an OpOverload's __call__ forwards to, without that Python frame; the
+    overload itself where a torch has none."""
+    return getattr(overload, "_op", overload)
