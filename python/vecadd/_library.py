@@ -50,7 +50,7 @@ if native_module is None and cuda_state.loaded is None:
         for _name, _ in _operator.registered_names():
             _definitions.impl(_name, _cuda_refusal(_operator.call), "CUDA")
 
-from . import _fake  # noqa: E402, F401  (registers the fake kernels)
+from . import _batching, _fake  # noqa: E402, F401  (registers the vmap rules, fake kernels)
 
 if _build_config.TORCH_ABI == "stable":
     from . import _autograd  # noqa: F401  (registers autograd)

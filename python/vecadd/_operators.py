@@ -14,6 +14,7 @@ Standard library only, so that the build can read it before vecadd exists.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -80,6 +81,31 @@ class Operator:
             (f"_{self.name}_without_autograd", False),
             (f"_{self.name}_out_without_autograd", True),
         ]
+
+    def arguments_of(self, args: tuple, kwargs: dict) -> tuple:
+        """A call's arguments in the record's order, defaults filled in."""
+        bound = inspect.signature(self.terms).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+
+    def with_tensors(self, arguments: tuple, tensors) -> tuple:
+        """The call's arguments (in the record's order) with its tensors replaced, in order."""
+        tensors, replaced = list(tensors), []
+        for argument, value in zip(self.arguments, arguments, strict=True):
+            if argument.type == "Tensor":
+                value = tensors.pop(0)
+            elif argument.type == "Tensor[]":
+                value, tensors = tensors[: len(value)], tensors[len(value) :]
+            replaced.append(value)
+        return tuple(replaced)
+
+    def split(self, arguments: tuple) -> tuple[list, dict]:
+        """The arguments as the schema takes them: positional ones, then keyword-only ones."""
+        pairs = list(zip(arguments, self.arguments, strict=True))
+        return (
+            [value for value, spec in pairs if not spec.keyword_only],
+            {spec.name: value for value, spec in pairs if spec.keyword_only},
+        )
 
     @property
     def call(self) -> str:

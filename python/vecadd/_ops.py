@@ -125,30 +125,19 @@ def _under_transforms(op: Operator, arguments: tuple) -> torch.Tensor:
     cannot), its forward the operator itself, so that traced graphs hold it."""
     functional = getattr(torch.ops.vecadd, op.name).default
     tensors, weights = op.terms(*arguments)
-    return FUNCTIONS[op.name][1].apply(
-        lambda inputs: functional(*_with_tensors(op, arguments, inputs)), weights, *tensors
-    )
 
+    def operator(inputs):
+        positional, keywords = op.split(op.with_tensors(arguments, inputs))
+        return functional(*positional, **keywords)
 
-def _with_tensors(op: Operator, arguments: tuple, tensors) -> tuple:
-    """The call's arguments with its tensors replaced, in order, by `tensors`."""
-    tensors, replaced = list(tensors), []
-    for argument, value in zip(op.arguments, arguments, strict=True):
-        if argument.type == "Tensor":
-            value = tensors.pop(0)
-        elif argument.type == "Tensor[]":
-            value, tensors = tensors[: len(value)], tensors[len(value) :]
-        replaced.append(value)
-    return tuple(replaced)
+    return FUNCTIONS[op.name][1].apply(operator, weights, *tensors)
 
 
 def call(op: Operator, arguments: tuple, out: torch.Tensor | None) -> torch.Tensor:
     """An operator's way through the dispatcher, with every argument checked in Python first."""
     arguments = _checked(op, arguments)
     packet = getattr(torch.ops.vecadd, op.name)
-    pairs = list(zip(arguments, op.arguments, strict=True))
-    positional = [value for value, spec in pairs if not spec.keyword_only]
-    keywords = {spec.name: value for value, spec in pairs if spec.keyword_only}
+    positional, keywords = op.split(arguments)
     try:
         if out is None:
             if native_module is None and not _is_compiling() and _transforms_active():

@@ -1,0 +1,371 @@
+"""vecadd.add_n, the fused weighted sum: the same function as a chain of torch.add (values,
+broadcast shape, layout, dtypes, devices, views), rounded once, differentiable, traceable, and
+refusing bad input in words."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import vecadd
+from helpers import make_tensor, op_error
+
+FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+INTEGERS = (torch.int32, torch.int64)
+
+
+def chained(tensors, weights):
+    """The chain of torch.add a user would write, for its shape and layout."""
+    result = torch.add(tensors[0], tensors[0]) if len(tensors) == 1 else tensors[0]
+    for tensor in tensors[1:]:
+        result = torch.add(result, tensor)
+    return result
+
+
+def exact_sum(tensors, weights):
+    """The weighted sum in float64 (exact for these inputs' magnitudes up to one rounding)."""
+    total = torch.zeros((), dtype=torch.float64, device=tensors[0].device)
+    for tensor, weight in zip(tensors, weights, strict=True):
+        total = total + weight * tensor.double()
+    return total
+
+
+def assert_weighted_sum(result, tensors, weights):
+    """The result has the chain's shape, strides, dtype and device, and each element is the
+    exact weighted sum within the roundings of its compute type and one final rounding."""
+    like = chained(tensors, weights)
+    assert result.shape == like.shape
+    assert result.stride() == like.stride(), "memory layout differs from a chain of torch.add"
+    assert result.dtype == tensors[0].dtype
+    assert result.device == tensors[0].device
+    dtype = result.dtype
+    if not dtype.is_floating_point:
+        expected = torch.zeros(like.shape, dtype=torch.int64, device=result.device)
+        for tensor, weight in zip(tensors, weights, strict=True):
+            expected = expected + int(weight) * tensor.long()  # wraps in int64 as the op does
+        torch.testing.assert_close(result, expected.to(dtype), rtol=0, atol=0)
+        return
+    exact = exact_sum(tensors, weights)
+    compute = torch.float64 if dtype == torch.float64 else torch.float32
+    # Each of the n terms and sums rounds in compute type; then one rounding to the dtype.
+    magnitude = sum(abs(w) * t.double().abs() for t, w in zip(tensors, weights, strict=True))
+    bound = 2 * len(tensors) * torch.finfo(compute).eps * magnitude
+    bound = bound + torch.finfo(dtype).eps * exact.abs() + torch.finfo(dtype).tiny
+    error = (result.double() - exact).abs()
+    assert bool((error <= bound).all()), (
+        f"error exceeds the rounding bound by {(error - bound).max()}"
+    )
+
+
+def inputs_for(count, dtype, device, shape=(33, 40)):
+    """count tensors that broadcast to `shape`: plain, a per-row value, a bias, a transposed
+    matrix, an unaligned view, in turn."""
+    rows, columns = shape
+    tensors = []
+    for i in range(count):
+        kind = i % 5
+        if kind == 0:
+            tensor = make_tensor(shape, dtype, device, seed=i)
+        elif kind == 1:
+            tensor = make_tensor((rows, 1), dtype, device, seed=i)
+        elif kind == 2:
+            tensor = make_tensor((columns,), dtype, device, seed=i)
+        elif kind == 3:
+            tensor = make_tensor((columns, rows), dtype, device, seed=i).t()
+        else:
+            tensor = make_tensor((rows * columns + 1,), dtype, device, seed=i)[1:].view(shape)
+        tensors.append(tensor)
+    return tensors
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTEGERS)
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 5, 9, 33, 40])
+def test_matches_the_weighted_sum(device, dtype, count):
+    tensors = inputs_for(count, dtype, device)
+    weights = [float((i % 5) - 2) for i in range(count)]
+    assert_weighted_sum(vecadd.add_n(tensors, weights), tensors, weights)
+    assert_weighted_sum(vecadd.add_n(tensors), tensors, [1.0] * count)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_fractional_weights(device, dtype):
+    tensors = inputs_for(4, dtype, device)
+    weights = [0.5, -1.25, 3.0, 1e-3]
+    assert_weighted_sum(vecadd.add_n(tensors, weights), tensors, weights)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_16_bit_floats_round_once(device, dtype):
+    # Terms that cancel in float32 but not after rounding each partial sum to 16 bits.
+    big = torch.full((64,), 2048.0, dtype=dtype, device=device)
+    small = torch.full((64,), 1.0, dtype=dtype, device=device)
+    result = vecadd.add_n([big, small, small, -big], [1.0, 0.5, 0.5, 1.0])
+    assert torch.equal(result, torch.ones(64, dtype=dtype, device=device))
+
+
+def test_integers_wrap_around(device):
+    big = torch.full((8,), 2**31 - 1, dtype=torch.int32, device=device)
+    one = torch.ones(8, dtype=torch.int32, device=device)
+    result = vecadd.add_n([big, one, one])
+    assert result.tolist() == [-(2**31) + 1] * 8
+
+
+def test_zero_dim_and_empty_tensors(device):
+    scalars = [torch.tensor(float(i), device=device) for i in range(3)]
+    assert vecadd.add_n(scalars, [1.0, 2.0, 3.0]).item() == 8.0
+    empty = [torch.ones(0, 3, device=device), torch.ones(3, device=device)]
+    assert vecadd.add_n(empty).shape == (0, 3)
+
+
+def test_out_and_in_place(device):
+    tensors = inputs_for(3, torch.float32, device)
+    weights = [1.0, -2.0, 0.5]
+    out = torch.empty(33, 40, device=device)
+    assert vecadd.add_n(tensors, weights, out=out) is out
+    assert_weighted_sum(out, tensors, weights)
+    first = tensors[0].clone()
+    expected = vecadd.add_n([first, *tensors[1:]], weights)
+    vecadd.add_n([first, *tensors[1:]], weights, out=first)
+    assert torch.equal(first, expected)
+
+
+def test_many_dimensions_and_a_64_bit_offset_layout(device):
+    # Ten dimensions that cannot merge: more than one launch walks.
+    base = make_tensor((3,) * 10, torch.float32, device, seed=1)
+    view = base[(slice(0, 2),) * 10]
+    tensors = [view, make_tensor((2,) * 10, torch.float32, device, seed=2), view]
+    assert_weighted_sum(vecadd.add_n(tensors, [1.0, 2.0, 3.0]), tensors, [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_gradients_are_weighted_and_reduced_to_each_shape(device, count):
+    shapes = [(3, 4), (4,), (3, 1)][:count]
+    tensors = [
+        make_tensor(shape, torch.float64, device, seed=i).requires_grad_()
+        for i, shape in enumerate(shapes)
+    ]
+    weights = [1.5, -2.0, 0.25][:count]
+
+    def function(*inputs):
+        return vecadd.add_n(list(inputs), weights)
+
+    assert torch.autograd.gradcheck(function, tensors)
+    assert torch.autograd.gradgradcheck(function, tensors)
+    vecadd.add_n(tensors, weights).sum().backward()
+    for tensor, weight, shape in zip(tensors, weights, shapes, strict=True):
+        expected = torch.full(
+            shape, weight * math.prod((3, 4)) / math.prod(shape), dtype=torch.float64, device=device
+        )
+        torch.testing.assert_close(tensor.grad, expected)
+
+
+def test_only_tensors_that_require_grad_get_one(device):
+    a = make_tensor((5,), torch.float32, device, seed=1).requires_grad_()
+    b = make_tensor((5,), torch.float32, device, seed=2)
+    vecadd.add_n([a, b], [2.0, 3.0]).sum().backward()
+    assert b.grad is None
+    torch.testing.assert_close(a.grad, torch.full((5,), 2.0, device=device))
+
+
+def test_torch_func_transforms(device):
+    tensors = [make_tensor((4,), torch.float64, device, seed=i) for i in range(3)]
+    weights = [1.0, -2.0, 0.5]
+
+    def function(a, b, c):
+        return vecadd.add_n([a, b, c], weights).sum()
+
+    grads = torch.func.grad(function, argnums=(0, 1, 2))(*tensors)
+    for grad, weight in zip(grads, weights, strict=True):
+        torch.testing.assert_close(
+            grad, torch.full((4,), weight, dtype=torch.float64, device=device)
+        )
+    tangents = [torch.ones(4, dtype=torch.float64, device=device)] * 3
+    _, tangent = torch.func.jvp(
+        lambda *t: vecadd.add_n(list(t), weights), tuple(tensors), tuple(tangents)
+    )
+    torch.testing.assert_close(tangent, torch.full((4,), -0.5, dtype=torch.float64, device=device))
+    batched = torch.func.vmap(lambda a, b: vecadd.add_n([a, b], [1.0, 2.0]))(
+        torch.ones(3, 4, device=device), torch.ones(3, 4, device=device)
+    )
+    torch.testing.assert_close(batched, torch.full((3, 4), 3.0, device=device))
+
+
+OPCHECK_TESTS = (
+    "test_schema",
+    "test_autograd_registration",
+    "test_faketensor",
+    "test_aot_dispatch_dynamic",
+)
+
+
+def test_schemas_are_the_public_contract():
+    assert str(torch.ops.vecadd.add_n.default._schema) == (
+        "vecadd::add_n(Tensor[] tensors, float[]? weights=None) -> Tensor"
+    )
+    assert str(torch.ops.vecadd.add_n.out._schema) == (
+        "vecadd::add_n.out(Tensor[] tensors, float[]? weights=None, *, Tensor(a!) out) -> ()"
+    )
+    assert torch.Tag.pt2_compliant_tag in torch.ops.vecadd.add_n.default.tags
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_opcheck(device, grad):
+    tensors = [
+        make_tensor(shape, torch.float32, device, seed=i).requires_grad_(grad)
+        for i, shape in enumerate([(3, 4), (4,), (3, 1)])
+    ]
+    torch.library.opcheck(
+        torch.ops.vecadd.add_n.default, (tensors, [1.0, 2.0, -1.0]), test_utils=OPCHECK_TESTS
+    )
+    torch.library.opcheck(torch.ops.vecadd.add_n.default, (tensors[:2],), test_utils=OPCHECK_TESTS)
+    if not grad:
+        out = torch.empty(3, 4, device=device)
+        torch.library.opcheck(
+            torch.ops.vecadd.add_n.out, (tensors, None), {"out": out}, test_utils=OPCHECK_TESTS[:3]
+        )
+
+
+def test_torch_compile_without_graph_breaks(device):
+    torch._dynamo.reset()
+
+    def function(a, b, c):
+        return vecadd.add_n([a, b, c], [2.0, 1.0, -1.0]) * 2
+
+    compiled = torch.compile(function, fullgraph=True, dynamic=True)
+    for rows in (3, 5):
+        tensors = [make_tensor((rows, 4), torch.float32, device, seed=i) for i in range(3)]
+        torch.testing.assert_close(compiled(*tensors), function(*tensors))
+
+
+def test_torch_export_round_trip(device, tmp_path):
+    class Model(torch.nn.Module):
+        def forward(self, a, b, c):
+            return vecadd.add_n([a, b, c], [1.0, 0.5, 2.0])
+
+    tensors = tuple(make_tensor((3, 4), torch.float32, device, seed=i) for i in range(3))
+    exported = torch.export.export(Model(), tensors)
+    assert "vecadd.add_n" in str(exported.graph)
+    path = tmp_path / "model.pt2"
+    torch.export.save(exported, path)
+    loaded = torch.export.load(path)
+    torch.testing.assert_close(loaded.module()(*tensors), Model()(*tensors))
+
+
+def refused_calls(device):
+    def t(*shape, dtype=torch.float32, on=device):
+        return torch.ones(*shape, dtype=dtype, device=on)
+
+    return {
+        "empty list": (
+            lambda: vecadd.add_n([]),
+            ValueError,
+            "vecadd.add_n(): argument 'tensors' is an empty list; expected at least one tensor",
+        ),
+        "weights of another length": (
+            lambda: vecadd.add_n([t(3), t(3)], [1.0]),
+            ValueError,
+            "vecadd.add_n(): argument 'weights' has 1 values but 'tensors' has 2 tensors; "
+            "expected one weight per tensor",
+        ),
+        "mixed dtypes": (
+            lambda: vecadd.add_n([t(3), t(3), t(3, dtype=torch.float64)]),
+            TypeError,
+            "vecadd.add_n(): tensors[0] has dtype torch.float32 but tensors[2] has dtype "
+            "torch.float64; expected the same dtype (vecadd does not promote types: convert one, "
+            "e.g. tensors[2].to(tensors[0].dtype))",
+        ),
+        "shapes that do not broadcast": (
+            lambda: vecadd.add_n([t(2, 4), t(4), t(3)]),
+            ValueError,
+            "vecadd.add_n(): the shape [2, 4] of tensors[0] to tensors[1] and tensors[2] of shape "
+            "[3] cannot be broadcast together (dimension 1 of the result: 4 vs 3); expected sizes "
+            "that are equal or 1 in each trailing dimension",
+        ),
+        "unsupported dtype": (
+            lambda: vecadd.add_n([t(3, dtype=torch.uint8)]),
+            TypeError,
+            "vecadd.add_n(): argument 'tensors[0]' has dtype torch.uint8, which vecadd does not "
+            "support; expected torch.float16, torch.bfloat16, torch.float32, torch.float64, "
+            "torch.int32 or torch.int64",
+        ),
+        "fractional weight for integers": (
+            lambda: vecadd.add_n([t(3, dtype=torch.int64)] * 2, [1, 0.5]),
+            TypeError,
+            "vecadd.add_n(): argument 'weights' has 0.5 at index 1 but the tensors have dtype "
+            "torch.int64; expected integral weights for integer tensors",
+        ),
+        "a non-tensor in the list": (
+            lambda: vecadd.add_n([t(3), [1.0, 2.0, 3.0]]),
+            TypeError,
+            "vecadd.add_n(): argument 'tensors[1]' must be a torch.Tensor, got list; expected a "
+            "tensor (wrap numbers or lists with torch.as_tensor)",
+        ),
+        "out of another shape": (
+            lambda: vecadd.add_n([t(2, 3), t(3)], out=t(3)),
+            ValueError,
+            "vecadd.add_n(): out has shape [3]; expected [2, 3], the broadcast shape of the "
+            "tensors (vecadd does not resize out)",
+        ),
+        "out of another dtype": (
+            lambda: vecadd.add_n([t(3)], out=t(3, dtype=torch.float64)),
+            TypeError,
+            "vecadd.add_n(): out has dtype torch.float64; expected torch.float32, the dtype of "
+            "the tensors",
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", list(refused_calls("cpu")))
+def test_bad_input_is_refused_in_words(device, case):
+    call, kind, message = refused_calls(device)[case]
+    with pytest.raises(kind) as raised:
+        call()
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize("case", list(refused_calls("cpu")))
+def test_fake_kernels_refuse_in_the_same_words(case):
+    _, kind, message = refused_calls("cpu")[case]
+    fake_call = refused_calls("meta")[case][0]
+    with pytest.raises(kind) as raised:
+        fake_call()
+    assert str(raised.value) == message
+
+
+def test_mixed_devices_and_overlap_are_refused(device):
+    base = torch.arange(12.0, device=device)
+    with pytest.raises(
+        op_error(RuntimeError), match=r"out partly overlaps the memory of 'tensors\[0\]'"
+    ):
+        vecadd.add_n([base[:6], base[2:8]], out=base[1:7])
+    if device == "cuda":
+        with pytest.raises(
+            RuntimeError,
+            match=r"tensors\[0\] is on cuda:0 but tensors\[1\] is on cpu; expected all",
+        ):
+            vecadd.add_n(
+                [torch.ones(3, device="cuda"), torch.ones(3), torch.ones(3, device="cuda")]
+            )
+
+
+def test_weights_must_be_numbers():
+    with pytest.raises(TypeError, match=r"argument 'weights\[1\]' is a bool \(True\)"):
+        vecadd.add_n([torch.ones(2)] * 2, [1.0, True])
+    with pytest.raises(
+        TypeError, match="argument 'weights' must be a list or tuple of real numbers"
+    ):
+        vecadd.add_n([torch.ones(2)] * 2, 2.0)
+
+
+@pytest.mark.cuda
+def test_a_call_beyond_32_bit_indices():
+    # 2**31 + 32 float16 elements: the strided and contiguous kernels take 64-bit indices.
+    count = 2**31 + 32
+    x = torch.full((count,), 1.0, dtype=torch.float16, device="cuda")
+    row = torch.full((1,), 2.0, dtype=torch.float16, device="cuda")
+    result = vecadd.add_n([x, row.expand(count), x], [1.0, 0.5, 2.0])
+    assert result[0].item() == 4.0
+    assert result[-1].item() == 4.0
+    assert bool((result == 4.0).all())
