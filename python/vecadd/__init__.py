@@ -15,6 +15,7 @@ __all__ = [
     "VecAdd",
     "__version__",
     "add",
+    "add_n",
     "build_info",
     "get_cmake_dir",
     "get_include",
@@ -27,4 +28,4 @@ if not running_as_path_query():
     from . import _library  # noqa: F401  (defines the operators, loads their kernels)
     from ._dtypes import SUPPORTED_DTYPES
     from ._module import VecAdd
-    from ._ops import add
+    from ._ops import add, add_n

@@ -15,7 +15,7 @@ Standard library only, so that the build can read it before vecadd exists.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -127,6 +127,11 @@ def _add_terms(x, y, alpha: float = 1.0) -> tuple[list, list[float]]:
     return [x, y], [1.0, alpha]
 
 
+def _add_n_terms(tensors: Sequence, weights: Sequence[float] | None = None):
+    tensors = list(tensors)
+    return tensors, [1.0] * len(tensors) if weights is None else list(weights)
+
+
 ADD = Operator(
     name="add",
     arguments=(
@@ -141,5 +146,15 @@ ADD = Operator(
     summary="x + alpha * y",
 )
 
-OPERATORS: tuple[Operator, ...] = (ADD,)
+ADD_N = Operator(
+    name="add_n",
+    arguments=(Argument("tensors", "Tensor[]"), Argument("weights", "float[]?", "None")),
+    inputs="tensors",
+    weights="weights",
+    weights_list=True,
+    terms=_add_n_terms,
+    summary="weights[0] * tensors[0] + weights[1] * tensors[1] + ...",
+)
+
+OPERATORS: tuple[Operator, ...] = (ADD, ADD_N)
 BY_NAME = {operator.name: operator for operator in OPERATORS}

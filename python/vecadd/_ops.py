@@ -14,7 +14,7 @@ import torch
 
 from . import _torch_private as private
 from ._library import native_module
-from ._operators import ADD, Operator
+from ._operators import ADD, ADD_N, Operator
 
 _increment_version = torch.autograd.graph.increment_version
 # Not is_dynamo_compiling, one call cheaper: torch.export's non-strict tracing passes a
@@ -97,6 +97,11 @@ def _checked(op: Operator, arguments: tuple) -> tuple:
                 )
             for index, item in enumerate(value):
                 _check_tensor(op, item, f"{argument.name}[{index}]")
+            if not value:  # the dispatcher cannot pick a device for an empty list: said here
+                raise ValueError(
+                    f"{op.call}: argument '{argument.name}' is an empty list; expected at least "
+                    "one tensor"
+                )
             value = list(value)
         elif kind == "float":
             value = _as_float(op, value, argument.name)
@@ -211,3 +216,23 @@ def add(
         except RuntimeError as error:
             raise _typed(error) from None
     return call(ADD, (x, y, alpha), out)
+
+
+def add_n(
+    tensors: list[torch.Tensor] | tuple[torch.Tensor, ...],
+    weights: list[float] | tuple[float, ...] | None = None,
+    *,
+    out: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Return ``weights[0] * tensors[0] + weights[1] * tensors[1] + ...`` in one pass: each
+    tensor is read once and the result written once.
+
+    The tensors broadcast together as a chain of :func:`torch.add` would, and must share a
+    dtype (float16, bfloat16, float32, float64, int32 or int64; no type promotion) and a device;
+    there must be at least one. ``weights`` (default: all 1) has one number per tensor, integral
+    for integer tensors; 16-bit floats compute in float32 and round once. With ``out``, the
+    result is written into it: it must already have the broadcast shape, the tensors' dtype and
+    device, and may be one of the tensors itself but must not partly overlap any. Differentiable
+    with respect to every tensor.
+    """
+    return call(ADD_N, (tensors, weights), out)

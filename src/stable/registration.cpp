@@ -53,6 +53,49 @@ void add_out_boxed(StableIValue* stack, std::uint64_t num_args, std::uint64_t nu
   TORCH_BOX (&add_out)(stack, num_args, num_outputs);
 }
 
+// ---- add_n: weights[0] * tensors[0] + weights[1] * tensors[1] + ... ----
+
+// The call over a list's tensors (borrowed from `tensors`), with weights of 1 by default.
+template <class Run>
+auto with_add_n_call(const std::vector<torch::stable::Tensor>& tensors,
+                     const std::optional<std::vector<double>>& weights, Run&& run) {
+  const int count = static_cast<int>(tensors.size());
+  std::vector<double> scales = weights.value_or(std::vector<double>(tensors.size(), 1.0));
+  binding::CallRules<StableApi>::check_list(binding::kAddNWords, count,
+                                            static_cast<int>(scales.size()));
+  std::vector<StableTensor> inputs;
+  std::vector<const StableTensor*> pointers;
+  inputs.reserve(tensors.size());
+  for (const torch::stable::Tensor& tensor : tensors) {
+    inputs.emplace_back(tensor.get());
+    pointers.push_back(&inputs.back());
+  }
+  return run(Call{binding::kAddNWords, pointers.data(), count, scales.data()});
+}
+
+torch::stable::Tensor add_n(std::vector<torch::stable::Tensor> tensors,
+                            std::optional<std::vector<double>> weights) {
+  return with_add_n_call(tensors, weights, [](const Call& call) {
+    return torch::stable::Tensor(Kernels::sum(call).release());
+  });
+}
+
+void add_n_out(std::vector<torch::stable::Tensor> tensors,
+               std::optional<std::vector<double>> weights, torch::stable::Tensor out) {
+  with_add_n_call(tensors, weights, [&](const Call& call) {
+    Kernels::sum_out(call, StableTensor(out.get()));
+    return 0;
+  });
+}
+
+void add_n_boxed(StableIValue* stack, std::uint64_t num_args, std::uint64_t num_outputs) {
+  TORCH_BOX (&add_n)(stack, num_args, num_outputs);
+}
+
+void add_n_out_boxed(StableIValue* stack, std::uint64_t num_args, std::uint64_t num_outputs) {
+  TORCH_BOX (&add_n_out)(stack, num_args, num_outputs);
+}
+
 }  // namespace
 }  // namespace vecadd::stable_binding
 

@@ -51,6 +51,58 @@ void add_out_autograd(const at::Tensor& x, const at::Tensor& y, double alpha, at
                    [&] { add_out_operator().call(x, y, alpha, out); });
 }
 
+// ---- add_n: weights[0] * tensors[0] + weights[1] * tensors[1] + ... ----
+
+using AddNSignature = at::Tensor(at::TensorList, std::optional<at::ArrayRef<double>>);
+using AddNOutSignature = void(at::TensorList, std::optional<at::ArrayRef<double>>, at::Tensor&);
+
+// The call over a list's tensors, with weights of 1 by default.
+template <class Run>
+auto with_add_n_call(at::TensorList tensors, std::optional<at::ArrayRef<double>> weights,
+                     Run&& run) {
+  const int count = static_cast<int>(tensors.size());
+  const std::vector<double> scales =
+      weights ? weights->vec() : std::vector<double>(tensors.size(), 1.0);
+  binding::CallRules<NativeApi>::check_list(binding::kAddNWords, count,
+                                            static_cast<int>(scales.size()));
+  std::vector<const at::Tensor*> inputs;
+  for (const at::Tensor& tensor : tensors) {
+    inputs.push_back(&tensor);
+  }
+  return run(SumCall{binding::kAddNWords, inputs.data(), count, scales.data()});
+}
+
+at::Tensor add_n(at::TensorList tensors, std::optional<at::ArrayRef<double>> weights) {
+  return with_add_n_call(tensors, weights, [](const SumCall& call) { return Kernels::sum(call); });
+}
+
+void add_n_out(at::TensorList tensors, std::optional<at::ArrayRef<double>> weights,
+               at::Tensor& out) {
+  with_add_n_call(tensors, weights, [&](const SumCall& call) {
+    Kernels::sum_out(call, out);
+    return 0;
+  });
+}
+
+at::Tensor add_n_autograd(at::TensorList tensors, std::optional<at::ArrayRef<double>> weights) {
+  static const auto below =
+      c10::Dispatcher::singleton().findSchemaOrThrow("vecadd::add_n", "").typed<AddNSignature>();
+  return with_add_n_call(tensors, weights, [&](const SumCall& call) {
+    return sum_autograd(call, [&] { return below.call(tensors, weights); });
+  });
+}
+
+void add_n_out_autograd(at::TensorList tensors, std::optional<at::ArrayRef<double>> weights,
+                        at::Tensor& out) {
+  static const auto below = c10::Dispatcher::singleton()
+                                .findSchemaOrThrow("vecadd::add_n", "out")
+                                .typed<AddNOutSignature>();
+  with_add_n_call(tensors, weights, [&](const SumCall& call) {
+    sum_out_autograd(call, out, [&] { below.call(tensors, weights, out); });
+    return 0;
+  });
+}
+
 }  // namespace
 
 const c10::TypedOperatorHandle<AddSignature>& add_operator() {
