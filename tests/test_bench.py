@@ -218,3 +218,29 @@ def test_cli_bench_into_a_log_holds_no_progress_frames():
     assert ran.returncode == 0, ran.stderr
     assert "\r" not in ran.stdout + ran.stderr
     assert "ratio" in ran.stdout
+
+
+def test_cli_bench_add_n_against_the_chain_and_torch_compile(tmp_path):
+    json_path = tmp_path / "add_n.json"
+    ran = run_bench(
+        "--op", "add_n", "--device", "cpu", "--dtypes", "float32", "--min-log2", "10",
+        "--max-log2", "10", "--rounds", "1", "--inputs", "3", "--json", str(json_path),
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    (row,) = json.loads(json_path.read_text())["add_n"]
+    assert (row["n"], row["inputs"], row["dtype"]) == (1024, 3, "float32")
+    assert set(row["gbps"]) == {"add_n", "torch.add chain", "torch.compile"}
+    assert all(value > 0 for value in (*row["gbps"].values(), *row["speedup"].values()))
+    assert "x chain" in ran.stdout
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        (("--mode", "pipeline"), "--op add_n times the modes chain and cold"),
+        (("--inputs", "1"), "--inputs '1': expected comma-separated counts from 2 to 8"),
+    ],
+)
+def test_cli_bench_add_n_refuses_what_it_cannot_time(arguments, fragment):
+    ran = run_bench("--op", "add_n", "--device", "cpu", *SMALL, *arguments)
+    assert_one_line_error(ran, fragment)

@@ -1,4 +1,5 @@
-"""Bandwidth and per-call cost of vecadd.add next to torch.add (``python -m vecadd bench``).
+"""Bandwidth and per-call cost of vecadd.add next to torch.add, and of vecadd.add_n next to a
+chain of torch.add and torch.compile (``python -m vecadd bench [--op add_n]``).
 
 Both operators run on the same buffers in the same process, interleaved round by round,
 so the ratio is what matters; bandwidth counts the bytes that must move (read x and y,
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from ._bench_add_n import format_add_n, measure_add_n
 from ._bench_layouts import LAYOUTS
 from ._bench_modes import MODES, copy_ceiling, measure
 from ._bench_report import (
@@ -82,6 +84,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--call-cost",
         action="store_true",
         help="also time the per-call host cost on 16-element tensors",
+    )
+    parser.add_argument(
+        "--op",
+        choices=("add", "add_n"),
+        default="add",
+        help="add (against torch.add, the default) or add_n (against a chain of torch.add "
+        "and torch.compile's kernel; modes chain and cold, contiguous tensors)",
+    )
+    parser.add_argument(
+        "--inputs", default="3,4", help="add_n: comma-separated input counts (default: 3,4)"
     )
     parser.add_argument("--json", metavar="FILE", help="write the raw numbers as JSON")
     parser.add_argument("--plot", metavar="FILE.png", help="draw the ratio to torch.add against n")
@@ -279,6 +291,45 @@ def check_output_files(args: argparse.Namespace) -> None:
             ) from None
 
 
+def run_add_n(
+    args: argparse.Namespace,
+    device: torch.device,
+    modes: list[str],
+    dtypes: list[str],
+    exponents: Iterable[int],
+    layouts: list[str],
+) -> int:
+    """--op add_n: each mode, dtype, size and input count, against the chain and torch.compile."""
+    if "pipeline" in modes or layouts != ["contiguous"]:
+        raise CommandLineError(
+            f"--op add_n times the modes chain and cold on contiguous tensors; got --mode "
+            f"{args.mode!r} and --layouts {args.layouts!r}"
+        )
+    counts = []
+    for value in args.inputs.split(","):
+        if not value.strip().isdigit() or not 2 <= int(value) <= 8:
+            raise CommandLineError(
+                f"--inputs {args.inputs!r}: expected comma-separated counts from 2 to 8"
+            )
+        counts.append(int(value))
+    cases = [(m, d, 2**e, k) for m in modes for d in dtypes for e in exponents for k in counts]
+    rows = [
+        measure_add_n(mode, device, DTYPE_NAMES[dtype], n, k, args.rounds)
+        for mode, dtype, n, k in _progress(cases, "bench add_n")
+    ]
+    print(format_add_n(rows))
+    if args.json:
+        record = {
+            "device": str(device),
+            "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+            "torch": torch.__version__,
+            "add_n": [asdict(row) for row in rows],
+        }
+        with open(args.json, "w") as handle:
+            json.dump(record, handle, indent=1)
+    return 0
+
+
 def run_from_arguments(args: argparse.Namespace) -> int:
     """Checks every argument, then times; a bad argument raises CommandLineError."""
     check_numbers(args)
@@ -294,6 +345,8 @@ def run_from_arguments(args: argparse.Namespace) -> int:
             f"{device.type}), or give --max-log2"
         )
     exponents = range(args.min_log2, max_log2 + 1, args.step)
+    if args.op == "add_n":
+        return run_add_n(args, device, modes, dtypes, exponents, layouts)
     out_modes = {"both": (False, True), "yes": (True,), "no": (False,)}[args.out]
     rows = run_bandwidth(device, modes, dtypes, exponents, layouts, out_modes, args.rounds)
     cold_gbps = (
