@@ -49,9 +49,11 @@ def ways_in(requires_grad: bool) -> dict:
     y = torch.randn(16, device="cuda", requires_grad=requires_grad)
     kernels_only = torch.ops.vecadd._add_without_autograd.default
     aten_add = torch.ops.aten.add.Tensor
+    layer = vecadd.VecAdd()
     ways = {
         "torch.add": lambda: torch.add(x, y),
         "vecadd.add": lambda: vecadd.add(x, y),
+        "VecAdd()(x, y)": lambda: layer(x, y),
         "vecadd.add(alpha=2.0)": lambda: vecadd.add(x, y, alpha=2.0),
         "torch.ops.vecadd.add": lambda: torch.ops.vecadd.add(x, y),
         "torch.ops.aten.add.Tensor": lambda: aten_add(x, y),

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import torch
 
-from ._ops import add
+from . import _torch_private as private
+from ._ops import _as_float, add
+
+_Tensor = torch.Tensor
+_runs_forward_only = private.module_runs_forward_only
 
 
 class VecAdd(torch.nn.Module):
@@ -15,14 +19,17 @@ class VecAdd(torch.nn.Module):
     tensor([1.5000, 1.5000])
     """
 
-    def __init__(self, alpha: float | int = 1) -> None:
+    def __init__(self, alpha: float | int = 1.0) -> None:
         super().__init__()
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
-            raise TypeError(
-                f"VecAdd(): argument 'alpha' must be a real number (int or float), "
-                f"got {type(alpha).__name__}"
-            )
-        self.alpha = alpha
+        # Kept as the float the schema takes, the cheapest alpha to pass on every call.
+        self.alpha = _as_float(alpha, "alpha", "VecAdd()")
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        # Module.__call__ costs two Python frames per call; without hooks, compile or tracing,
+        # it would only call forward.
+        if type(x) is _Tensor and type(y) is _Tensor and _runs_forward_only(self):
+            return add(x, y, alpha=self.alpha)
+        return super().__call__(x, y)
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return add(x, y, alpha=self.alpha)

@@ -41,32 +41,32 @@ _EXACT_INTEGER_LIMIT = 2**53  # every integer up to 2^53 is a float, some beyond
 _KINDS = {"TypeError: ": TypeError, "ValueError: ": ValueError}
 
 
-def _as_float(op: Operator, value: object, name: str) -> float:
+def _as_float(value: object, name: str, call: str) -> float:
     """A weight as the float the schema takes: a real number, not a bool, that a float holds
-    exactly."""
+    exactly; errors name the call (e.g. "vecadd.add()") and the argument."""
     if isinstance(value, float):
         return value
     if isinstance(value, bool):
         raise TypeError(
-            f"{op.call}: argument '{name}' is a bool ({value}); expected an int or a float "
+            f"{call}: argument '{name}' is a bool ({value}); expected an int or a float "
             "(as torch.add, which takes a bool alpha only for bool tensors, a dtype vecadd "
             "does not support)"
         )
     if not isinstance(value, int):
         raise TypeError(
-            f"{op.call}: argument '{name}' must be a real number (int or float), got "
+            f"{call}: argument '{name}' must be a real number (int or float), got "
             f"{type(value).__name__}"
         )
     try:
         converted = float(value)
     except OverflowError:
         raise OverflowError(
-            f"{op.call}: argument '{name}' is an int beyond the float range (the op takes it as "
+            f"{call}: argument '{name}' is an int beyond the float range (the op takes it as "
             "a float); expected a magnitude below 2**1024"
         ) from None
     if abs(value) > _EXACT_INTEGER_LIMIT and int(converted) != value:
         raise ValueError(
-            f"{op.call}: argument '{name}' is {value}, which a float cannot hold exactly (the "
+            f"{call}: argument '{name}' is {value}, which a float cannot hold exactly (the "
             "op takes it as a float); expected an integer a float holds exactly, e.g. of "
             "magnitude at most 2**53"
         )
@@ -104,14 +104,14 @@ def _checked(op: Operator, arguments: tuple) -> tuple:
                 )
             value = list(value)
         elif kind == "float":
-            value = _as_float(op, value, argument.name)
+            value = _as_float(value, argument.name, op.call)
         elif kind == "float[]?" and value is not None:
             if not isinstance(value, (list, tuple)):
                 raise TypeError(
                     f"{op.call}: argument '{argument.name}' must be a list or tuple of real "
                     f"numbers or None, got {type(value).__name__}"
                 )
-            value = [_as_float(op, w, f"{argument.name}[{i}]") for i, w in enumerate(value)]
+            value = [_as_float(w, f"{argument.name}[{i}]", op.call) for i, w in enumerate(value)]
         checked.append(value)
     return tuple(checked)
 
@@ -180,19 +180,15 @@ def add(
             result = _native_add(x, y, alpha, out)
             if result is not NotImplemented:
                 return result
-    elif (
-        # The stable build's lean way for plain tensors and an alpha a float holds exactly
-        # (torch converts the int itself): the kernels directly, or one autograd node around
-        # them (under torch.func or forward-mode AD, one that supports them); each check here
-        # costs the per-call time of small tensors (docs/portable.md).
-        type(x) is _Tensor
-        and type(y) is _Tensor
-        and (
-            type(alpha) is float
-            or (type(alpha) is int and -_EXACT_INTEGER_LIMIT <= alpha <= _EXACT_INTEGER_LIMIT)
-        )
-        and not _is_compiling()
-    ):
+    elif type(x) is _Tensor and type(y) is _Tensor and not _is_compiling():
+        # The stable build's lean way for plain tensors and an alpha a float holds exactly: the
+        # kernels directly, or one autograd node around them (under torch.func or forward-mode
+        # AD, one that supports them); each check here costs the per-call time of small tensors
+        # (docs/portable.md).
+        if type(alpha) is int and -_EXACT_INTEGER_LIMIT <= alpha <= _EXACT_INTEGER_LIMIT:
+            alpha = float(alpha)  # torch takes an int for a float schema argument more slowly
+        if type(alpha) is not float:
+            return call(ADD, (x, y, alpha), out)
         try:
             if _transforms_active():
                 if out is None:

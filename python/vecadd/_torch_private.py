@@ -73,3 +73,36 @@ def direct_entry(overload):
     """The C++ callable an OpOverload's __call__ forwards to, without that Python frame; the
     overload itself where a torch has none."""
     return getattr(overload, "_op", overload)
+
+
+def _global_module_hooks() -> tuple[dict, ...] | None:
+    """torch.nn's global module hooks, the dicts that register_module_*_hook fill in place."""
+    module = torch.nn.modules.module
+    names = (
+        "_global_backward_pre_hooks",
+        "_global_backward_hooks",
+        "_global_forward_hooks",
+        "_global_forward_pre_hooks",
+    )
+    hooks = tuple(getattr(module, name, None) for name in names)
+    return None if any(not isinstance(found, dict) for found in hooks) else hooks
+
+
+_GLOBAL_MODULE_HOOKS = _global_module_hooks()
+_jit_tracing = getattr(torch._C, "_get_tracing_state", lambda: True)
+
+
+def module_runs_forward_only(module: torch.nn.Module) -> bool:
+    """Whether calling this module would run its forward and nothing else: no hooks of its own or
+    global ones, no Module.compile, no torch.jit tracing. Where torch keeps these elsewhere, False:
+    the full Module.__call__ is right either way."""
+    return not (
+        _GLOBAL_MODULE_HOOKS is None
+        or any(_GLOBAL_MODULE_HOOKS)
+        or getattr(module, "_compiled_call_impl", True) is not None
+        or module._forward_hooks
+        or module._forward_pre_hooks
+        or module._backward_hooks
+        or module._backward_pre_hooks
+        or _jit_tracing()
+    )

@@ -1,0 +1,84 @@
+"""vecadd.VecAdd: its call skips Module.__call__'s frames only where that would just run forward."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import vecadd
+from helpers import make_tensor
+
+
+def test_alpha_is_kept_as_a_float_and_checked():
+    assert vecadd.VecAdd(alpha=2).alpha == 2.0
+    assert type(vecadd.VecAdd(alpha=2).alpha) is float
+    with pytest.raises(ValueError, match=r"VecAdd\(\): argument 'alpha' is 9007199254740993"):
+        vecadd.VecAdd(alpha=2**53 + 1)
+
+
+def test_hooks_of_the_layer_run(device):
+    layer = vecadd.VecAdd(alpha=2.0)
+    x = make_tensor((5,), torch.float32, device, seed=1)
+    y = make_tensor((5,), torch.float32, device, seed=2)
+    seen = []
+    pre = layer.register_forward_pre_hook(lambda module, args: (args[0], args[1] * 0))
+    post = layer.register_forward_hook(lambda module, args, result: seen.append(result) or -result)
+    torch.testing.assert_close(layer(x, y), -x)
+    assert len(seen) == 1
+    pre.remove()
+    post.remove()
+    torch.testing.assert_close(layer(x, y), torch.add(x, y, alpha=2.0))
+    assert len(seen) == 1
+
+
+def test_global_hooks_and_backward_hooks_run(device):
+    layer = vecadd.VecAdd()
+    x = make_tensor((5,), torch.float32, device, seed=3).requires_grad_()
+    y = make_tensor((5,), torch.float32, device, seed=4).requires_grad_()
+    calls = []
+    handle = torch.nn.modules.module.register_module_forward_hook(
+        lambda module, args, result: calls.append(type(module).__name__)
+    )
+    try:
+        layer(x, y)
+    finally:
+        handle.remove()
+    assert calls == ["VecAdd"]
+    grads = []
+    handle = layer.register_full_backward_hook(lambda module, grad_in, grad_out: grads.append(1))
+    layer(x, y).sum().backward()
+    handle.remove()
+    assert grads == [1]
+    torch.testing.assert_close(y.grad, torch.ones_like(y))
+
+
+def test_subclass_inputs_take_module_call(device):
+    class Tagged(torch.Tensor):
+        pass
+
+    layer = vecadd.VecAdd(alpha=3.0)
+    x = make_tensor((4,), torch.float32, device, seed=5)
+    y = make_tensor((4,), torch.float32, device, seed=6).as_subclass(Tagged)
+    torch.testing.assert_close(
+        torch.Tensor(layer(x, y)), torch.add(x, y.as_subclass(torch.Tensor), alpha=3.0)
+    )
+
+
+def test_compiled_module_and_model(device):
+    layer = vecadd.VecAdd(alpha=0.5)
+    x = make_tensor((6,), torch.float32, device, seed=7)
+    y = make_tensor((6,), torch.float32, device, seed=8)
+    expected = torch.add(x, y, alpha=0.5)
+    layer.compile(fullgraph=True, backend="eager")
+    torch.testing.assert_close(layer(x, y), expected)
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.add = vecadd.VecAdd(alpha=0.5)
+
+        def forward(self, x, y):
+            return self.add(x, y).relu()
+
+    compiled = torch.compile(Model(), fullgraph=True, backend="eager")
+    torch.testing.assert_close(compiled(x, y), expected.relu())

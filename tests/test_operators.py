@@ -1,0 +1,100 @@
+"""Every operator vecadd/_operators.py describes, checked from its record alone: its schemas as
+the dispatcher holds them, its Python wrapper, its sum against torch, its gradients, its fake
+kernel and torch.library.opcheck. A new record is tested here without a new test."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import vecadd
+from vecadd._operators import OPERATORS, Operator
+
+LIST_LENGTH = 3
+
+
+def sample_arguments(op: Operator, device: str, dtype=torch.float64, requires_grad=False):
+    """A call's arguments in the record's order: broadcasting tensors and weights that are not
+    all 1, built from the argument types alone."""
+    generator = torch.Generator().manual_seed(len(op.name))
+    shapes = iter([(3, 4), (4,), (3, 1), (1, 4), (3, 4)] * 4)
+
+    def tensor():
+        made = torch.randn(next(shapes), generator=generator, dtype=dtype).to(device)
+        return made.requires_grad_(requires_grad)
+
+    arguments = []
+    for argument in op.arguments:
+        if argument.type == "Tensor":
+            arguments.append(tensor())
+        elif argument.type == "Tensor[]":
+            arguments.append([tensor() for _ in range(LIST_LENGTH)])
+        elif argument.type == "float":
+            arguments.append(-2.0)
+        elif argument.type == "float[]?":
+            arguments.append([0.5 * (index + 1) for index in range(LIST_LENGTH)])
+        else:
+            raise AssertionError(f"no sample for argument type {argument.type}")
+    return tuple(arguments)
+
+
+def call(op: Operator, arguments: tuple, **keywords):
+    positional, named = op.split(arguments)
+    return getattr(vecadd, op.name)(*positional, **named, **keywords)
+
+
+def reference(op: Operator, arguments: tuple) -> torch.Tensor:
+    tensors, weights = op.terms(*arguments)
+    total = weights[0] * tensors[0]
+    for tensor, weight in zip(tensors[1:], weights[1:], strict=True):
+        total = total + weight * tensor
+    return total
+
+
+@pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
+def test_dispatcher_holds_the_records_schemas(op):
+    def parsed(schema: str) -> str:  # as the dispatcher prints it (a default of 1 as 1.)
+        return str(torch._C.parse_schema(f"vecadd::{schema}"))
+
+    packet = getattr(torch.ops.vecadd, op.name)
+    assert str(packet.default._schema) == parsed(op.schema())
+    assert str(packet.out._schema) == parsed(op.schema(out=True))
+    for twin_out in (False, True):
+        twin = op.schema(out=twin_out, twin=True)
+        overload = getattr(torch.ops.vecadd, twin.split("(")[0]).default
+        assert str(overload._schema) == parsed(twin)
+    assert op.name in vecadd.__all__
+
+
+@pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
+def test_each_operator_is_its_weighted_sum(op, device):
+    arguments = sample_arguments(op, device)
+    expected = reference(op, arguments)
+    torch.testing.assert_close(call(op, arguments), expected)
+    out = torch.empty_like(expected)
+    assert call(op, arguments, out=out) is out
+    torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
+def test_each_operator_has_gradients_and_a_fake_kernel(op):
+    arguments = sample_arguments(op, "cpu", requires_grad=True)
+    tensors, _ = op.terms(*arguments)
+
+    def function(*inputs):
+        return call(op, op.with_tensors(arguments, inputs))
+
+    assert torch.autograd.gradcheck(function, tuple(tensors))
+    assert torch.autograd.gradgradcheck(function, tuple(tensors))
+    detached = [tensor.detach() for tensor in tensors]
+    with torch._subclasses.fake_tensor.FakeTensorMode() as mode:
+        fakes = [mode.from_tensor(tensor) for tensor in detached]
+        faked = call(op, op.with_tensors(arguments, fakes))
+    assert faked.shape == reference(op, arguments).shape
+
+
+@pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
+def test_each_operator_passes_opcheck(op):
+    arguments = sample_arguments(op, "cpu", dtype=torch.float32, requires_grad=True)
+    positional, named = op.split(arguments)
+    torch.library.opcheck(getattr(torch.ops.vecadd, op.name).default, positional, named)
