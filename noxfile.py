@@ -59,6 +59,7 @@ CXX_SOURCES = (
     "src/**/*.cu",
     "src/**/*.cuh",
     "examples/downstream/src/*.cpp",
+    "examples/aoti/*.cpp",
     "lab/*.cu",
 )
 # Byte-compiling all of torch at install time costs half a minute; imports compile lazily.

@@ -87,7 +87,7 @@ function(vecadd_install_cuda_library kernels operators)
     LIBRARY DESTINATION "${_destination}"
     RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
   if(TARGET ${operators})
-    install(TARGETS ${operators} LIBRARY DESTINATION "${_destination}")
+    install(TARGETS ${operators} EXPORT vecaddCudaTargets LIBRARY DESTINATION "${_destination}")
   endif()
   install(FILES "${VECADD_CUDA_BUILD_DIR}/cuda_library.json"
                 "${VECADD_CUDA_BUILD_DIR}/cuda_archs.txt"

@@ -23,8 +23,10 @@ endfunction()
 # linked to the torch libraries that export the shims. torch's CMake package is not used.
 # `target` registers the CPU kernels (libvecadd_stable_ops.so, loads under every torch); with
 # CUDA, `cuda_target` registers the CUDA kernels (cudaN/libvecadd_stable_ops_cuda.so, loaded
-# only under a torch of that CUDA major, since it links libtorch_cuda and that CUDA runtime).
-function(vecadd_add_stable_operators target cuda_target)
+# only under a torch of that CUDA major, since it links libtorch_cuda and that CUDA runtime);
+# `schemas_target` defines the schemas for C++ programs (libvecadd_stable_schemas.so). They are
+# shared libraries with a soname, not modules, so that a C++ program can link them (vecadd::ops).
+function(vecadd_add_stable_operators target cuda_target schemas_target)
   execute_process(
     COMMAND "${Python_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/packaging/torch_pin.py" --stable-minimum
     OUTPUT_VARIABLE _minimum OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
@@ -44,14 +46,24 @@ function(vecadd_add_stable_operators target cuda_target)
   set(_targets "")
   if(NOT VECADD_CUDA_LIBRARY_ONLY)
     list(APPEND _targets ${target})
+    add_library(${schemas_target} SHARED "${_operators_header}"
+      "${PROJECT_SOURCE_DIR}/src/stable/schemas.cpp")
+    # The operators' header names the kernel library's types; the schemas need no kernels.
+    target_include_directories(${schemas_target} PRIVATE
+      "$<TARGET_PROPERTY:vecadd_kernels,INTERFACE_INCLUDE_DIRECTORIES>")
   endif()
   if(VECADD_WITH_CUDA)
     list(APPEND _targets ${cuda_target})
   endif()
   foreach(_target IN LISTS _targets)
-    add_library(${_target} MODULE ${VECADD_BINDING_SOURCES} "${_operators_header}"
+    add_library(${_target} SHARED ${VECADD_BINDING_SOURCES} "${_operators_header}"
       "${PROJECT_SOURCE_DIR}/src/stable/stable_api.cpp"
       "${PROJECT_SOURCE_DIR}/src/stable/registration.cpp")
+  endforeach()
+  foreach(_target IN LISTS _targets ITEMS ${schemas_target})
+    if(NOT TARGET ${_target})
+      continue()
+    endif()
     set_target_properties(${_target} PROPERTIES
       PREFIX lib
       CXX_STANDARD 17
@@ -62,12 +74,19 @@ function(vecadd_add_stable_operators target cuda_target)
       "${VECADD_GENERATED_DIR}/binding")
     target_include_directories(${_target} SYSTEM PRIVATE "${VECADD_TORCH_INCLUDE_DIR}")
     target_compile_definitions(${_target} PRIVATE "TORCH_TARGET_VERSION=${_target_version}")
-    target_link_libraries(${_target} PRIVATE vecadd_kernels "${VECADD_TORCH_CPU_LIBRARY}")
+    target_link_libraries(${_target} PRIVATE "${VECADD_TORCH_CPU_LIBRARY}")
+  endforeach()
+  foreach(_target IN LISTS _targets)
+    target_link_libraries(${_target} PRIVATE vecadd_kernels)
   endforeach()
   if(TARGET ${target})
     set_target_properties(${target} PROPERTIES
       OUTPUT_NAME vecadd_stable_ops
+      EXPORT_NAME cpu_operators
       INSTALL_RPATH "$ORIGIN")
+    set_target_properties(${schemas_target} PROPERTIES
+      OUTPUT_NAME vecadd_stable_schemas
+      EXPORT_NAME operator_schemas)
   endif()
   if(VECADD_WITH_CUDA)
     # The CUDA shims (the current stream) are declared only with USE_CUDA and live in torch_cuda.
@@ -75,6 +94,7 @@ function(vecadd_add_stable_operators target cuda_target)
       PATHS "${VECADD_TORCH_LIBRARY_DIR}" NO_DEFAULT_PATH REQUIRED)
     set_target_properties(${cuda_target} PROPERTIES
       OUTPUT_NAME vecadd_stable_ops_cuda
+      EXPORT_NAME cuda_operators
       LIBRARY_OUTPUT_DIRECTORY "${VECADD_CUDA_BUILD_DIR}"
       INSTALL_RPATH "$ORIGIN;$ORIGIN/..")
     target_compile_definitions(${cuda_target} PRIVATE USE_CUDA)
