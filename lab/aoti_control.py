@@ -1,7 +1,9 @@
 """A model with no vecadd in it (a Linear and torch.add), exported, AOT-compiled and loaded back
-from Python in a fresh process: the control case for an AOTInductor package on a machine.
-Usage: python lab/aoti_control.py DEVICE FOLDER   (compiles FOLDER/control.pt2, then loads it)
-       python lab/aoti_control.py DEVICE FOLDER --load-only"""
+from Python in fresh processes: the control case for an AOTInductor package on a machine. Each
+step of torch's Python loader runs alone too, to show which one fails: reading the package's
+metadata, constructing torch._C._aoti.AOTIModelPackageLoader directly, aoti_load_package.
+Usage: python lab/aoti_control.py DEVICE FOLDER   (compiles FOLDER/control-DEVICE.pt2, loads it)
+       python lab/aoti_control.py DEVICE FOLDER --step metadata|loader|package"""
 
 from __future__ import annotations
 
@@ -30,22 +32,32 @@ def main() -> int:
     torch.manual_seed(0)
     model = Control().eval().to(device)
     inputs = (torch.randn(4, 8, device=device), torch.randn(4, 8, device=device))
-    if "--load-only" in sys.argv:
-        print("loading", package, flush=True)
-        runner = torch._inductor.aoti_load_package(str(package))
-        print("loaded; running", flush=True)
+    if "--step" in sys.argv:
+        step = sys.argv[sys.argv.index("--step") + 1]
+        loader = torch._C._aoti.AOTIModelPackageLoader
+        if step == "metadata":
+            print(loader.load_metadata_from_package(str(package), "model"), flush=True)
+            return 0
+        if step == "loader":
+            runner = loader(str(package), "model", False, 1, -1)
+            outputs = runner.run(list(inputs))[0]
+        else:
+            outputs = torch._inductor.aoti_load_package(str(package))(*inputs)
         with torch.no_grad():
-            error = (runner(*inputs) - model(*inputs)).abs().max().item()
-        print(f"control on {device}: max |package - eager| = {error}", flush=True)
+            error = (outputs - model(*inputs)).abs().max().item()
+        print(f"control on {device} ({step}): max |package - eager| = {error}", flush=True)
         return 0
     folder.mkdir(parents=True, exist_ok=True)
     with torch.no_grad():
         exported = torch.export.export(model, inputs)
     torch._inductor.aoti_compile_and_package(exported, package_path=str(package))
     print("compiled", package, flush=True)
-    loaded = subprocess.run([sys.executable, __file__, device, str(folder), "--load-only"])
-    print(f"fresh process loading the package: exit {loaded.returncode}", flush=True)
-    return loaded.returncode
+    failed = 0
+    for step in ("metadata", "loader", "package"):
+        ran = subprocess.run([sys.executable, __file__, device, str(folder), "--step", step])
+        print(f"fresh process, step {step}: exit {ran.returncode}", flush=True)
+        failed = failed or ran.returncode
+    return failed
 
 
 if __name__ == "__main__":

@@ -40,28 +40,35 @@ def test_every_element_is_written(dtype):
         _assert_every_element_is_written(n, dtype, seed=n)
 
 
+def is_vecadd_kernel(name: str) -> bool:
+    return any(
+        kernel in name
+        for kernel in ("sum_contiguous_kernel", "sum_rows_kernel", "sum_strided_kernel")
+    )
+
+
 def _broadcast_case(case: str, dtype: torch.dtype):
     """x, y and the CUDA kernel vecadd should pick for a broadcast layout."""
     make = lambda shape, seed: make_tensor(shape, dtype, "cuda", seed=seed)  # noqa: E731
     if case == "row":  # (rows, 64) + (64,): contiguous rows, every row 16-byte aligned
-        return make((333, 64), 1), make((64,), 2), "add_rows_kernel"
+        return make((333, 64), 1), make((64,), 2), "sum_rows_kernel"
     if case == "batch_of_matrices":  # (5, 7, 32) + (7, 32) coalesces into rows of 224
-        return make((5, 7, 32), 1), make((7, 32), 2), "add_rows_kernel"
+        return make((5, 7, 32), 1), make((7, 32), 2), "sum_rows_kernel"
     if case == "row_starts_unaligned":  # rows 65 elements apart: not all rows 16-byte aligned
-        return make((100, 65), 1)[:, :64], make((64,), 2), "add_strided_kernel"
+        return make((100, 65), 1)[:, :64], make((64,), 2), "sum_strided_kernel"
     if case == "shifted_start":  # the first element is off a 16-byte boundary
-        return make((100, 65), 1)[:, 1:], make((64,), 2), "add_strided_kernel"
+        return make((100, 65), 1)[:, 1:], make((64,), 2), "sum_strided_kernel"
     if case == "column":  # (rows, 1) broadcast: y repeats one element along each row
-        return make((300, 64), 1), make((300, 1), 2), "add_rows_kernel"
+        return make((300, 64), 1), make((300, 1), 2), "sum_rows_kernel"
     if case == "column_unaligned_rows":  # the same with rows 65 elements apart in x
-        return make((300, 65), 1)[:, :64], make((300, 1), 2), "add_strided_kernel"
+        return make((300, 65), 1)[:, :64], make((300, 1), 2), "sum_strided_kernel"
     if case == "mixed_order":  # y column-major: no dimension is contiguous in all three
-        return make((200, 64), 1), make((64, 200), 2).t(), "add_strided_kernel"
+        return make((200, 64), 1), make((64, 200), 2).t(), "sum_strided_kernel"
     if case == "transposed":  # one transposed layout for x, y and the result: a flat array
-        return make((64, 333), 1).t(), make((64, 333), 2).t(), "add_contiguous_kernel"
+        return make((64, 333), 1).t(), make((64, 333), 2).t(), "sum_contiguous_kernel"
     if case == "channels_last_bias":  # NHWC activations + a (C, 1, 1) bias: rows of C
         activations = make((4, 64, 7, 9), 1).to(memory_format=torch.channels_last)
-        return activations, make((64, 1, 1), 2), "add_rows_kernel"
+        return activations, make((64, 1, 1), 2), "sum_rows_kernel"
     raise ValueError(case)
 
 
@@ -107,7 +114,7 @@ def test_broadcast_layouts_pick_the_vectorized_row_kernel_when_they_can(case):
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
         vecadd.add(x, y)
         torch.cuda.synchronize()
-    kernels = [event.name for event in profile.events() if "add_" in event.name]
+    kernels = [event.name for event in profile.events() if is_vecadd_kernel(event.name)]
     assert kernels, "the profiler saw no vecadd kernel"
     assert all(expected_kernel in name for name in kernels), kernels
 
@@ -146,7 +153,7 @@ def _contiguous_kernels(run) -> list[str]:
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
         run()
         torch.cuda.synchronize()
-    events = [event for event in profile.events() if "add_contiguous_kernel" in event.name]
+    events = [event for event in profile.events() if "sum_contiguous_kernel" in event.name]
     return [event.name for event in sorted(events, key=lambda event: event.time_range.start)]
 
 
@@ -193,8 +200,8 @@ def test_graphed_calls_after_vecadd_take_large_blocks(size):
 
 
 def _packs_per_thread(kernel: str) -> int:
-    """The kPacks of an add_contiguous_kernel<T, kWidth, kThreads, kPacks, ...> name."""
-    return int(kernel.split("add_contiguous_kernel<", 1)[1].split(", ")[3])
+    """The kPacks of an sum_contiguous_kernel<T, kWidth, kThreads, kPacks, ...> name."""
+    return int(kernel.split("sum_contiguous_kernel<", 1)[1].split(", ")[3])
 
 
 @pytest.mark.profiler
@@ -399,7 +406,7 @@ def test_views_reaching_beyond_two_to_the_30_take_64_bit_indices():
     stepped = base[:, ::4096]  # (2049, 256), inner stride 4096: strided kernel
     rows = base[:, :64]  # (2049, 64), contiguous rows: row kernel
     bias = make_tensor((64,), torch.float16, "cuda", seed=5)
-    for x, y, kernel in ((stepped, stepped, "add_strided_kernel"), (rows, bias, "add_rows_kernel")):
+    for x, y, kernel in ((stepped, stepped, "sum_strided_kernel"), (rows, bias, "sum_rows_kernel")):
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
             result = vecadd.add(x, y, alpha=-2)
             torch.cuda.synchronize()

@@ -54,6 +54,9 @@ def compiled_sum(tensors: list[torch.Tensor], weights: list[float]):
             total = total + tensor * weight
         return total
 
+    # Every case compiles the same code object: without a reset, torch.compile's recompile
+    # limit (8 per code object) would end the run after eight cases.
+    torch.compiler.reset()
     compiled = torch.compile(weighted, fullgraph=True, dynamic=False)
     compiled(*tensors)  # compiled here, not in the first timed call
     return lambda: compiled(*tensors)

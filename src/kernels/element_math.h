@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "vecadd/vecadd.h"
 
@@ -156,12 +157,27 @@ VECADD_HOST_DEVICE typename ElementMath<T>::compute_type scale_of(alpha_t<T> alp
   return static_cast<typename ElementMath<T>::compute_type>(alpha);
 }
 
+// weight * value, rounded on its own: never fused into an fma with the term after it.
+template <class C>
+VECADD_HOST_DEVICE C product_rounded_alone(C weight, C value) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<C, float>) {
+    return __fmul_rn(weight, value);
+  } else if constexpr (std::is_same_v<C, double>) {
+    return __dmul_rn(weight, value);
+  }
+#endif
+  return weight * value;
+}
+
 // The one formula every entry point evaluates, one term at a time: a sum starts at its first
 // weighted input and takes the others in order (x + alpha * y for add: 1 * x is x exactly).
+// nvcc would otherwise evaluate w0 * x + w1 * y as fma(w0, x, w1 * y), rounding alpha * y
+// first, where torch.add's kernel computes fma(alpha, y, x).
 template <class T>
 VECADD_HOST_DEVICE typename ElementMath<T>::compute_type first_term(
     T value, typename ElementMath<T>::compute_type weight) {
-  return weight * ElementMath<T>::load(value);
+  return product_rounded_alone(weight, ElementMath<T>::load(value));
 }
 
 template <class T>

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# One GPU session for a wheel built elsewhere, each step under its own time limit so that one
+# overrun leaves the others' logs: install and self-test, add_n against the chained torch.add
+# and torch.compile (cold), add against an earlier release's wheel (one alternating pair), the
+# suite without build tests, the AOTInductor control steps and examples/aoti on CUDA.
+# Usage: lab/gpu_final.sh FOLDER BASELINE_WHEEL   (FOLDER holds the wheel; logs go to $OUT)
+set -uo pipefail
+folder=$1
+baseline_wheel=$2
+out=${OUT:-/tmp/vecadd-final}
+baseline=/tmp/vecadd-baseline
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+step() { local limit=$1 log=$2; shift 2; echo "+ $* (limit ${limit}s)"; local start=$SECONDS
+  timeout "$limit" "$@" >"$out/$log" 2>&1; echo "(exit $?, $((SECONDS - start)) s)"; }
+
+python3 -m pip install -q --no-deps --no-index "$folder"/vecadd-*.whl "$folder"/expecttest-*.whl
+python3 -m pip install -q --no-deps --no-index --target "$baseline" "$baseline_wheel"
+step 30 info.txt python3 -m vecadd info
+step 30 check_installed.txt python3 packaging/check_installed.py; tail -2 "$out/check_installed.txt"
+step 60 check.txt python3 -m vecadd check; tail -2 "$out/check.txt"
+step 120 add_n.txt python3 -m vecadd bench --op add_n --inputs 3,4 --mode cold \
+  --dtypes float32,bfloat16 --min-log2 24 --max-log2 28 --step 2 --rounds 11 --json "$out/add_n.json"
+tail -16 "$out/add_n.txt"
+for who in current baseline; do
+  path=""
+  [ "$who" = baseline ] && path=$baseline
+  step 60 "add_$who.txt" env PYTHONPATH=$path python3 -m vecadd bench --op add --mode cold --out no \
+    --dtypes float32,bfloat16 --min-log2 24 --max-log2 28 --step 2 --rounds 11 --json "$out/add_$who.json"
+  step 60 "call_parts_$who.txt" env PYTHONPATH=$path python3 lab/call_parts.py
+  grep -E "^(vecadd.add |VecAdd)" "$out/call_parts_$who.txt"
+done
+step 120 suite.txt python3 -m pytest -n 16 -q -p no:cacheprovider -m "not build" tests
+tail -2 "$out/suite.txt"
+step 50 aoti_control.txt python3 lab/aoti_control.py cpu /tmp/aoti-control
+grep -E "step|control on" "$out/aoti_control.txt"
+step 100 aoti_cuda.txt python3 -m pytest -q -p no:cacheprovider -rA -k "aoti and cuda" tests
+grep -E "^(PASSED|FAILED|SKIPPED|ERROR)|passed|failed" "$out/aoti_cuda.txt" | tail -6
