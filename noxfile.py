@@ -381,7 +381,8 @@ class Rehearsal:
         grafted = [n for n in zipfile.ZipFile(repaired).namelist() if n.startswith("vecadd.libs/")]
         self.check(f"{name}: nothing grafted into the repaired wheel", grafted)
         result.wheel, result.size = repaired, repaired.stat().st_size
-        self.run(f"{name}: check-wheel-contents", [self.tools / "check-wheel-contents", repaired])
+        contents = [self.tools / "check-wheel-contents", "--config", ROOT / "pyproject.toml"]
+        self.run(f"{name}: check-wheel-contents", [*contents, repaired])
         self.run(f"{name}: twine check", [self.tools / "twine", "check", "--strict", repaired])
         abi = env["VECADD_TORCH_ABI"]
         cuda_options = [f"--cuda={c}" for c in cuda] or ["--cuda=none"]
