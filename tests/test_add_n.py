@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import vecadd
-from helpers import make_tensor, op_error
+from helpers import OPCHECK_TESTS, make_tensor, op_error
 
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 INTEGERS = (torch.int32, torch.int64)
@@ -190,14 +190,6 @@ def test_torch_func_transforms(device):
         torch.ones(3, 4, device=device), torch.ones(3, 4, device=device)
     )
     torch.testing.assert_close(batched, torch.full((3, 4), 3.0, device=device))
-
-
-OPCHECK_TESTS = (
-    "test_schema",
-    "test_autograd_registration",
-    "test_faketensor",
-    "test_aot_dispatch_dynamic",
-)
 
 
 def test_schemas_are_the_public_contract():

@@ -6,14 +6,7 @@ import pytest
 import torch
 
 import vecadd
-from helpers import make_tensor
-
-OPCHECK_TESTS = (
-    "test_schema",
-    "test_autograd_registration",
-    "test_faketensor",
-    "test_aot_dispatch_dynamic",
-)
+from helpers import OPCHECK_TESTS, make_tensor
 
 
 def test_schemas_are_the_public_contract():
