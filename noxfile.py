@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
@@ -30,7 +29,6 @@ from pathlib import Path
 
 import nox
 import tomllib
-from nox.command import CommandFailed
 
 nox.needs_version = ">=2024.3.2"
 nox.options.envdir = "build/nox"  # under build/, which git already ignores
@@ -171,6 +169,9 @@ class StepFailed(Exception):
     pass
 
 
+FAILURE_TAIL_LINES = 20  # of a failed step's output, printed at the end of the summary
+
+
 @dataclass
 class Rehearsal:
     session: nox.Session
@@ -178,6 +179,13 @@ class Rehearsal:
     steps: list[tuple[str, str, float]] = field(default_factory=list)
     wheels: list[WheelResult] = field(default_factory=list)
     identifiers: list[str] = field(default_factory=list)
+    failure_output: list[str] = field(default_factory=list)
+    # Environments with CUDA torches take gigabytes: the summary says what the disk had.
+    free_at_start_gib: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.free_at_start_gib = shutil.disk_usage(self.work).free / 2**30
+
     build_pythons: dict[str, Path] = field(default_factory=dict)
 
     @property
@@ -194,22 +202,37 @@ class Rehearsal:
         cwd: Path | None = None,
         expect_failure: bool = False,
     ) -> str:
-        """Runs one step, logs its output under WORK/logs and records its time and outcome."""
+        """Runs one step, logs its output under WORK/logs and records its time and outcome;
+        a failed step's last lines are kept for the summary, which is all a CI log may show."""
         started = time.monotonic()
-        codes = range(1, 256) if expect_failure else [0]
-        try:
-            with self.session.chdir(cwd) if cwd else contextlib.nullcontext():
-                output = self.session.run(
-                    *map(str, command), env=env, silent=True, success_codes=codes, external=True
-                )
-        except CommandFailed:
-            self.steps.append((name, "FAILED", time.monotonic() - started))
-            raise StepFailed(name) from None
-        self.steps.append((name, "ok", time.monotonic() - started))
+        environment = dict(os.environ)
+        # As nox runs commands: this session's tools first on PATH.
+        environment["PATH"] = os.pathsep.join([self.session.bin, environment.get("PATH", "")])
+        for key, value in (env or {}).items():
+            if value is None:
+                environment.pop(key, None)
+            else:
+                environment[key] = value
+        completed = subprocess.run(
+            list(map(str, command)),
+            env=environment,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+        )
+        output = completed.stdout
+        failed = (completed.returncode == 0) if expect_failure else (completed.returncode != 0)
+        self.steps.append((name, "FAILED" if failed else "ok", time.monotonic() - started))
         log = (
             self.work / "logs" / f"{len(self.steps):02d}-{re.sub(r'[^A-Za-z0-9.]+', '-', name)}.log"
         )
-        log.write_text(f"$ {shlex.join(map(str, command))}\n{output}")
+        header = f"$ {shlex.join(map(str, command))}\n(exit {completed.returncode})\n"
+        log.write_text(header + output)
+        if failed:
+            self.failure_output = output.splitlines()[-FAILURE_TAIL_LINES:]
+            raise StepFailed(name)
         return output
 
     def check(self, name: str, problems: list[str]) -> None:
@@ -520,6 +543,13 @@ class Rehearsal:
                 f"{w.build_s:7.1f}s {w.rebuild_s:7.1f}s"
             )
         lines.append(f"\n=== identifiers: {' '.join(self.identifiers) or '(not reached)'}")
+        free = shutil.disk_usage(self.work).free / 2**30
+        lines.append(
+            f"=== disk: {self.free_at_start_gib:.1f} GiB free at the start, {free:.1f} GiB now"
+        )
+        if self.failure_output:
+            lines += ["", f"=== the failed step's last {len(self.failure_output)} lines"]
+            lines += [f"  {line}" for line in self.failure_output]
         lines.append(
             f"=== total {total:.0f} s: {'FAILED at ' + failure if failure else 'all steps passed'}"
         )
