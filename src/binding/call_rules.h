@@ -156,17 +156,18 @@ struct Problem {
 template <class T, class DTypeName>
 Problem weight_problem(const OperatorWords& words, double weight, int index,
                        const DTypeName& dtype) {
+  // The words are put together only for a failure: this runs on every call.
   const auto given = [&] {
     const std::string value = number_text(weight);
     return std::string(words.call) + ": argument '" + words.weights + "' " +
            (words.weights_list ? "has " + value + " at index " + std::to_string(index)
                                : "is " + value);
   };
-  const std::string have = std::string(" but ") + words.all_inputs + " have dtype ";
+  const auto have = [&] { return std::string(" but ") + words.all_inputs + " have dtype "; };
   if constexpr (std::is_integral_v<T>) {
     if (!std::isfinite(weight) || weight != std::trunc(weight)) {
       return {ErrorKind::kType,
-              given() + have + dtype() + "; expected " +
+              given() + have() + dtype() + "; expected " +
                   (words.weights_list ? "integral weights"
                                       : std::string("an integral ") + words.weights) +
                   " for integer tensors"};
@@ -175,7 +176,7 @@ Problem weight_problem(const OperatorWords& words, double weight, int index,
     const auto highest = std::numeric_limits<T>::max();
     // -lowest is 2^31 or 2^63, exact as a double; the largest T may not be.
     if (weight < static_cast<double>(lowest) || weight >= -static_cast<double>(lowest)) {
-      return {ErrorKind::kValue, given() + have + dtype() + "; expected an integer from " +
+      return {ErrorKind::kValue, given() + have() + dtype() + "; expected an integer from " +
                                      std::to_string(lowest) + " to " + std::to_string(highest)};
     }
   } else if constexpr (std::is_same_v<vecadd::alpha_t<T>, float>) {
@@ -216,16 +217,19 @@ struct CallRules {
   using Tensor = typename Api::Tensor;
   using Call = SumCall<Tensor>;
 
-  static void check_defined(const Call& call, const Tensor& t, const std::string& name) {
+  // `name()` words the argument; it runs only for a failure, as these checks run on every call.
+  template <class Name>
+  static void check_defined(const Call& call, const Tensor& t, const Name& name) {
     if (!Api::defined(t)) {
-      Api::fail(ErrorKind::kType, std::string(call.words.call) + ": argument '" + name +
+      Api::fail(ErrorKind::kType, std::string(call.words.call) + ": argument '" + name() +
                                       "' is an undefined tensor; expected a tensor");
     }
   }
 
-  static void check_supported(const Call& call, const Tensor& t, const std::string& name) {
+  template <class Name>
+  static void check_supported(const Call& call, const Tensor& t, const Name& name) {
     if (!is_supported_dtype(Api::dtype(t))) {
-      Api::fail(ErrorKind::kType, std::string(call.words.call) + ": argument '" + name +
+      Api::fail(ErrorKind::kType, std::string(call.words.call) + ": argument '" + name() +
                                       "' has dtype " + dtype_name(Api::dtype(t)) +
                                       ", which vecadd does not support; expected " +
                                       supported_dtypes_text<decltype(Api::dtype(t))>());
@@ -251,10 +255,10 @@ struct CallRules {
   static void check_inputs(const Call& call) {
     const OperatorWords& words = call.words;
     for (int i = 0; i < call.count; ++i) {
-      check_defined(call, call[i], words.input(i));
+      check_defined(call, call[i], [&] { return words.input(i); });
     }
     for (int i = 0; i < call.count; ++i) {
-      check_supported(call, call[i], words.input(i));
+      check_supported(call, call[i], [&] { return words.input(i); });
     }
     const Tensor& first = call[0];
     for (int i = 1; i < call.count; ++i) {
@@ -299,7 +303,7 @@ struct CallRules {
                         const std::vector<std::int64_t>& shape) {
     const OperatorWords& words = call.words;
     const Tensor& first = call[0];
-    check_defined(call, out, "out");
+    check_defined(call, out, [] { return "out"; });
     if (Api::dtype(out) != Api::dtype(first)) {
       Api::fail(ErrorKind::kType, std::string(words.call) + ": out has dtype " +
                                       dtype_name(Api::dtype(out)) + "; expected " +
@@ -333,7 +337,7 @@ struct CallRules {
                     "every element of out to have its own memory");
     }
     for (int i = 0; i < call.count; ++i) {
-      check_apart(call, out, call[i], call.words.input(i));
+      check_apart(call, out, i);
     }
   }
 
@@ -342,17 +346,22 @@ struct CallRules {
       if (call.count == 2 && call.words.fixed_inputs != nullptr) {  // the common call
         return vecadd::broadcast_shape(Api::operand(call[0]), Api::operand(call[1]));
       }
-      Operand few[kInlineOperands];
-      std::vector<Operand> many(call.count > kInlineOperands ? call.count : 0);
-      Operand* operands = call.count > kInlineOperands ? many.data() : few;
-      std::vector<std::string> names(static_cast<std::size_t>(call.count));
-      std::vector<const char*> name_pointers(static_cast<std::size_t>(call.count));
+      PerOperand<Operand> operands(call.count);
       for (int i = 0; i < call.count; ++i) {
         operands[i] = Api::operand(call[i]);
-        names[i] = call.words.input(i);
-        name_pointers[i] = names[i].c_str();
       }
-      return vecadd::broadcast_shape(operands, name_pointers.data(), call.count);
+      try {
+        return vecadd::broadcast_shape(operands.data(), nullptr, call.count);
+      } catch (const std::invalid_argument&) {
+        // Again with the inputs' own names, which only an error needs.
+        std::vector<std::string> names(static_cast<std::size_t>(call.count));
+        std::vector<const char*> name_pointers(static_cast<std::size_t>(call.count));
+        for (int i = 0; i < call.count; ++i) {
+          names[i] = call.words.input(i);
+          name_pointers[i] = names[i].c_str();
+        }
+        return vecadd::broadcast_shape(operands.data(), name_pointers.data(), call.count);
+      }
     } catch (const std::invalid_argument& error) {
       Api::fail(ErrorKind::kValue,
                 std::string(call.words.call) + ": " +
@@ -370,8 +379,8 @@ struct CallRules {
     return text + "]";
   }
 
-  static void check_apart(const Call& call, const Tensor& out, const Tensor& input,
-                          const std::string& name) {
+  static void check_apart(const Call& call, const Tensor& out, int index) {
+    const Tensor& input = call[index];
     const Operand out_shape = Api::operand(out);
     const Operand input_shape = Api::operand(input);
     if (Api::numel(out) == 0 || Api::numel(input) == 0) {
@@ -387,7 +396,8 @@ struct CallRules {
       return;
     }
     Api::fail(ErrorKind::kRuntime,
-              std::string(call.words.call) + ": out partly overlaps the memory of '" + name +
+              std::string(call.words.call) + ": out partly overlaps the memory of '" +
+                  call.words.input(index) +
                   "'; expected out to be either that very tensor (in-place) or separate memory "
                   "(clone one of them first)");
   }
@@ -447,15 +457,9 @@ struct SumKernels {
     visit_element_type(Api::dtype(out), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const int n = call.count;
-      const T* few_data[kInlineOperands];
-      Operand few_shapes[kInlineOperands];
-      vecadd::alpha_t<T> few_weights[kInlineOperands];
-      std::vector<const T*> many_data(n > kInlineOperands ? n : 0);
-      std::vector<Operand> many_shapes(n > kInlineOperands ? n : 0);
-      std::vector<vecadd::alpha_t<T>> many_weights(n > kInlineOperands ? n : 0);
-      const T** data = n > kInlineOperands ? many_data.data() : few_data;
-      Operand* shapes = n > kInlineOperands ? many_shapes.data() : few_shapes;
-      vecadd::alpha_t<T>* weights = n > kInlineOperands ? many_weights.data() : few_weights;
+      PerOperand<const T*> data(n);
+      PerOperand<Operand> shapes(n);
+      PerOperand<vecadd::alpha_t<T>> weights(n);
       for (int i = 0; i < n; ++i) {
         data[i] = static_cast<const T*>(Api::data(call[i]));
         shapes[i] = Api::operand(call[i]);
@@ -463,11 +467,12 @@ struct SumKernels {
         weights[i] = static_cast<vecadd::alpha_t<T>>(call.weights[i]);
       }
       auto* z_data = static_cast<T*>(Api::mutable_data(out));
-      const vecadd::Plan plan = vecadd::plan_add_n(data, shapes, n, z_data, Api::operand(out));
+      const vecadd::Plan plan =
+          vecadd::plan_add_n(data.data(), shapes.data(), n, z_data, Api::operand(out));
 #if VECADD_WITH_CUDA
       if (Api::is_cuda(out)) {
         const cudaError_t status =
-            vecadd::add_n_cuda<T>(data, weights, z_data, plan, Api::cuda_stream(out));
+            vecadd::add_n_cuda<T>(data.data(), weights.data(), z_data, plan, Api::cuda_stream(out));
         if (status != cudaSuccess) {
           const Problem problem = launch_problem(call.words.call, status, Api::device_index(out),
                                                  Api::device_name(out));
@@ -476,7 +481,7 @@ struct SumKernels {
         return;
       }
 #endif
-      vecadd::add_n_cpu<T>(data, weights, z_data, plan, Api::parallel_for());
+      vecadd::add_n_cpu<T>(data.data(), weights.data(), z_data, plan, Api::parallel_for());
     });
   }
 };

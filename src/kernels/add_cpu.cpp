@@ -4,7 +4,6 @@
 // caller's parallel-for.
 #include <algorithm>
 #include <type_traits>
-#include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -178,7 +177,7 @@ void sum_run(const Sum<T>& sum, const std::int64_t* base, const std::int64_t* st
 // Dimensions of a slab, with each operand's offset to start from: the innermost dimension as
 // runs, the outer ones advanced as an odometer, on the calling thread.
 template <class T>
-void strided_serial(const Sum<T>& sum, const Dimensions& dims, std::vector<std::int64_t> base) {
+void strided_serial(const Sum<T>& sum, const Dimensions& dims, const std::int64_t* start) {
   const int operands = sum.count + 1;
   const std::int64_t count = dims.count();
   if (count == 0) {
@@ -186,11 +185,14 @@ void strided_serial(const Sum<T>& sum, const Dimensions& dims, std::vector<std::
   }
   const int inner = dims.ndim - 1;
   const std::int64_t run = dims.ndim == 0 ? 1 : dims.sizes[inner];
-  std::vector<std::int64_t> steps(static_cast<std::size_t>(operands), 0);
-  for (int o = 0; o < operands && dims.ndim > 0; ++o) {
-    steps[o] = dims.stride(o, inner);
+  PerOperand<std::int64_t> base(operands);
+  PerOperand<std::int64_t> steps(operands);
+  for (int o = 0; o < operands; ++o) {
+    base[o] = start[o];
+    steps[o] = dims.ndim > 0 ? dims.stride(o, inner) : 0;
   }
-  std::vector<std::int64_t> coordinate(static_cast<std::size_t>(std::max(dims.ndim, 1)), 0);
+  std::int64_t coordinate[kMaxPlanDims];
+  std::fill_n(coordinate, dims.ndim, 0);
   for (std::int64_t done = 0; done < count; done += run) {
     sum_run(sum, base.data(), steps.data(), run);
     for (int d = inner - 1; d >= 0; --d) {
@@ -218,12 +220,12 @@ constexpr std::int64_t kGrainSize = 32768;
 template <class T>
 void strided_parallel(const Sum<T>& sum, const Dimensions& dims, const std::int64_t* offsets,
                       const ParallelFor& parallel) {
-  const int operands = sum.count + 1;
-  const std::vector<std::int64_t> origin(offsets, offsets + operands);
-  if (dims.ndim == 0) {
-    strided_serial(sum, dims, origin);
+  // Work for one thread stays on this one, without the parallel-for's cost (small calls).
+  if (dims.ndim == 0 || parallel.threads <= 1 || dims.count() <= kGrainSize) {
+    strided_serial(sum, dims, offsets);
     return;
   }
+  const int operands = sum.count + 1;
   const bool split_two = dims.ndim >= 2 && dims.sizes[0] < 4 * parallel.threads;
   const std::int64_t second = split_two ? dims.sizes[1] : 1;
   const std::int64_t units = dims.sizes[0] * second;
@@ -238,7 +240,7 @@ void strided_parallel(const Sum<T>& sum, const Dimensions& dims, const std::int6
       Dimensions slab;
       slab.hold(operands);
       slab.ndim = dims.ndim - dropped;
-      std::vector<std::int64_t> start = origin;
+      PerOperand<std::int64_t> start(operands);
       for (int d = 0; d < slab.ndim; ++d) {
         slab.sizes[d] = dims.sizes[d + dropped];
       }
@@ -246,10 +248,11 @@ void strided_parallel(const Sum<T>& sum, const Dimensions& dims, const std::int6
         for (int d = 0; d < slab.ndim; ++d) {
           slab.set_stride(o, d, dims.stride(o, d + dropped));
         }
-        start[o] += outer * dims.stride(o, 0) + (split_two ? inner * dims.stride(o, 1) : 0);
+        start[o] =
+            offsets[o] + outer * dims.stride(o, 0) + (split_two ? inner * dims.stride(o, 1) : 0);
       }
       slab.sizes[0] = take;
-      strided_serial(sum, slab, start);
+      strided_serial(sum, slab, start.data());
       unit += take;
     }
   });
@@ -263,14 +266,11 @@ void add_n_cpu(const T* const* inputs, const alpha_t<T>* weights, T* z, const Pl
   if (plan.kernel == Kernel::kNothing) {
     return;
   }
-  // On the stack for add's two weights, the common call.
-  compute_t<T> few[kInlineOperands];
-  std::vector<compute_t<T>> many(plan.inputs > kInlineOperands ? plan.inputs : 0);
-  compute_t<T>* scales = plan.inputs > kInlineOperands ? many.data() : few;
+  PerOperand<compute_t<T>> scales(plan.inputs);
   for (int i = 0; i < plan.inputs; ++i) {
     scales[i] = detail::scale_of<T>(weights[i]);
   }
-  const Sum<T> sum{inputs, scales, plan.inputs, z};
+  const Sum<T> sum{inputs, scales.data(), plan.inputs, z};
   // Every kernel alike: the strided loop takes unit-step rows its fast way.
   detail::for_each_outer_index(plan.outer, true, [&](const std::int64_t* offsets) {
     strided_parallel(sum, plan.launch, offsets, parallel);

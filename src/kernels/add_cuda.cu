@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cstdint>
 #include <iterator>
-#include <vector>
 
 #include "contiguous_kernel.cuh"
 #include "element_math.h"
@@ -375,10 +374,7 @@ cudaError_t add_n_cuda(const T* const* inputs, const alpha_t<T>* weights, T* z, 
   if (plan.kernel == Kernel::kNothing) {
     return cudaSuccess;
   }
-  // On the stack for add's two weights, the common call.
-  compute_t<T> few[kInlineOperands];
-  std::vector<compute_t<T>> many(plan.inputs > kInlineOperands ? plan.inputs : 0);
-  compute_t<T>* scales = plan.inputs > kInlineOperands ? many.data() : few;
+  PerOperand<compute_t<T>> scales(plan.inputs);
   for (int i = 0; i < plan.inputs; ++i) {
     scales[i] = detail::scale_of<T>(weights[i]);
   }
@@ -394,14 +390,15 @@ cudaError_t add_n_cuda(const T* const* inputs, const alpha_t<T>* weights, T* z, 
   const cudaError_t status =
       detail::for_each_outer_index(plan.outer, cudaSuccess, [&](const std::int64_t* offsets) {
         if (n == 2) {
-          return settled(
-              launch_plan(launch_of<T, 2>(inputs, scales, z, plan, offsets, 0, n), plan, stream));
+          return settled(launch_plan(launch_of<T, 2>(inputs, scales.data(), z, plan, offsets, 0, n),
+                                     plan, stream));
         }
         if (n <= kSmallCapacity) {
           return settled(launch_plan(
-              launch_of<T, kSmallCapacity>(inputs, scales, z, plan, offsets, 0, n), plan, stream));
+              launch_of<T, kSmallCapacity>(inputs, scales.data(), z, plan, offsets, 0, n), plan,
+              stream));
         }
-        return launch_in_parts(inputs, scales, z, plan, offsets, partial_sums, stream);
+        return launch_in_parts(inputs, scales.data(), z, plan, offsets, partial_sums, stream);
       });
   if (partial_sums != nullptr) {
     const cudaError_t freed = cudaFreeAsync(partial_sums, stream);

@@ -89,9 +89,7 @@ void order_and_merge(const Dimensions& kept, Dimensions& merged) {
   // Built innermost first, then reversed.
   merged.hold(kept.operands);
   merged.ndim = 0;
-  std::int64_t strides[kInlineOperands];
-  std::vector<std::int64_t> more(kept.operands > kInlineOperands ? kept.operands : 0);
-  std::int64_t* column = kept.operands > kInlineOperands ? more.data() : strides;
+  PerOperand<std::int64_t> column(kept.operands);
   for (int i = kept.ndim - 1; i >= 0; --i) {
     const int d = order[i];
     if (merged.ndim > 0) {
@@ -109,7 +107,7 @@ void order_and_merge(const Dimensions& kept, Dimensions& merged) {
     for (int o = 0; o < kept.operands; ++o) {
       column[o] = kept.stride(o, d);
     }
-    push(merged, kept.sizes[d], column);
+    push(merged, kept.sizes[d], column.data());
   }
   reverse(merged);
 }
@@ -260,37 +258,28 @@ Plan plan_add_n(const void* const* inputs, const Operand* input_shapes, int inpu
     count *= z_shape.sizes[d];
   }
   const int operands = input_count + 1;
-  BroadcastWalk few[kInlineOperands];
-  std::vector<BroadcastWalk> many(operands > kInlineOperands ? operands : 0);
-  BroadcastWalk* walks = operands > kInlineOperands ? many.data() : few;
+  PerOperand<BroadcastWalk> walks(operands);
   for (int i = 0; i < input_count; ++i) {
     walks[i] = BroadcastWalk(input_shapes[i], names ? names[i] : nullptr, i, z_shape);
   }
   walks[input_count] = BroadcastWalk(z_shape, "z", input_count, z_shape);
   // Gathered innermost first, then reversed; size-1 dimensions are dropped.
   Dimensions kept;
-  kept.hold(input_count + 1);
-  std::int64_t strides[kInlineOperands];
-  std::vector<std::int64_t> more(input_count + 1 > kInlineOperands ? input_count + 1 : 0);
-  std::int64_t* column = input_count + 1 > kInlineOperands ? more.data() : strides;
+  kept.hold(operands);
+  PerOperand<std::int64_t> column(operands);
   for (int d = z_shape.ndim - 1; d >= 0; --d) {
     const std::int64_t size = z_shape.sizes[d];
     for (int o = 0; o <= input_count; ++o) {
       column[o] = walks[o].stride_along(d, size);
     }
     if (size != 1 && count != 0) {
-      push(kept, size, column);
+      push(kept, size, column.data());
     }
   }
   reverse(kept);
-  if (input_count + 1 <= kInlineOperands) {
-    const void* pointers[kInlineOperands] = {};
-    std::copy(inputs, inputs + input_count, pointers);
-    pointers[input_count] = z;
-    return plan_dimensions(pointers, kept, count, element_size);
-  }
-  std::vector<const void*> pointers(inputs, inputs + input_count);
-  pointers.push_back(z);
+  PerOperand<const void*> pointers(operands);
+  std::copy(inputs, inputs + input_count, pointers.data());
+  pointers[input_count] = z;
   return plan_dimensions(pointers.data(), kept, count, element_size);
 }
 

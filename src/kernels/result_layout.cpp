@@ -197,13 +197,16 @@ std::vector<std::int64_t> broadcast_shape(const Operand* operands, const char* c
     } catch (const std::invalid_argument& error) {
       // The pair's words with the operands' own names, the shape so far named for what it is.
       const Sizes own = sizes_of(operands[i]);
+      const auto name = [names](int index) {
+        return names ? std::string(names[index]) : "input " + std::to_string(index);
+      };
       std::string what = error.what();
       const std::string detail = what.substr(what.find(" cannot be broadcast together") +
                                              std::string(" cannot be broadcast together").size());
       const std::string before =
-          i == 1 ? std::string(names[0]) + " of shape " + shape_text(shape)
-                 : "the shape " + shape_text(shape) + " of " + names[0] + " to " + names[i - 1];
-      throw std::invalid_argument(std::string(kBroadcastErrorPrefix) + before + " and " + names[i] +
+          i == 1 ? name(0) + " of shape " + shape_text(shape)
+                 : "the shape " + shape_text(shape) + " of " + name(0) + " to " + name(i - 1);
+      throw std::invalid_argument(std::string(kBroadcastErrorPrefix) + before + " and " + name(i) +
                                   " of shape " + shape_text(own) + " cannot be broadcast together" +
                                   detail);
     }

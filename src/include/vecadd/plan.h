@@ -32,6 +32,22 @@ struct Operand {
 // Operands whose strides a Dimensions keeps on the stack (x, y and z); more go to the heap.
 inline constexpr int kInlineOperands = 3;
 
+// One value per operand (or per input): on the stack for up to kInlineOperands of them, add's
+// common call, which then allocates nothing; on the heap beyond.
+template <class T>
+class PerOperand {
+ public:
+  explicit PerOperand(int count) : heap_(count > kInlineOperands ? count : 0) {}
+  T* data() { return heap_.empty() ? inline_ : heap_.data(); }
+  const T* data() const { return heap_.empty() ? inline_ : heap_.data(); }
+  T& operator[](int index) { return data()[index]; }
+  const T& operator[](int index) const { return data()[index]; }
+
+ private:
+  T inline_[kInlineOperands] = {};
+  std::vector<T> heap_;
+};
+
 // Some dimensions of a call, outermost first, and each operand's element strides along them
 // (the inputs in order, then z); a stride of 0 repeats an element along that dimension.
 class Dimensions {
@@ -117,13 +133,11 @@ Plan plan_add(const T* x, const Operand& x_shape, const T* y, const Operand& y_s
 template <class T>
 Plan plan_add_n(const T* const* inputs, const Operand* input_shapes, int input_count, const T* z,
                 const Operand& z_shape) {
-  const void* few[kInlineOperands] = {};
-  std::vector<const void*> many(input_count > kInlineOperands ? input_count : 0);
-  const void** untyped = input_count > kInlineOperands ? many.data() : few;
+  PerOperand<const void*> untyped(input_count);
   for (int i = 0; i < input_count; ++i) {
     untyped[i] = inputs[i];
   }
-  return plan_add_n(untyped, input_shapes, input_count, static_cast<const void*>(z), z_shape,
+  return plan_add_n(untyped.data(), input_shapes, input_count, static_cast<const void*>(z), z_shape,
                     sizeof(T));
 }
 

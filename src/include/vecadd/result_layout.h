@@ -17,8 +17,8 @@ std::vector<std::int64_t> broadcast_shape(const Operand& x, const Operand& y);
 inline constexpr const char* kBroadcastErrorPrefix = "vecadd::broadcast_shape: ";
 
 // The broadcast shape of `count` operands, as a chain of additions broadcasts them: the first
-// two, then that shape with the third, and so on. The error names the operand (by `names`)
-// that does not fit the shape before it.
+// two, then that shape with the third, and so on. The error names the operand (by `names`, or
+// "input 2" without them) that does not fit the shape before it.
 std::vector<std::int64_t> broadcast_shape(const Operand* operands, const char* const* names,
                                           int count);
 
