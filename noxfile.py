@@ -344,6 +344,13 @@ class Rehearsal:
             self.build_pythons[torch] = python
         return self.build_pythons[torch]
 
+    def drop_build_environment(self, torch: str) -> None:
+        """Frees a build environment no later step uses: a CUDA torch's takes over 5 GB, and the
+        rehearsal's environments together come near what a CI machine's disk holds."""
+        python = self.build_pythons.pop(torch, None)
+        if python is not None:
+            shutil.rmtree(python.parents[1], ignore_errors=True)
+
     def build_cuda_library(
         self, name: str, torch: str, nvcc: str, system_root: Path | None
     ) -> Path:
@@ -613,6 +620,7 @@ def wheels(session: nox.Session) -> None:
                 cuda.append(nvcc_version(nvcc, args.cuda12_root.resolve()))
         # One version for every wheel of a release: no local label.
         portable = rehearsal.build_wheel("portable", BUILD_TORCH, "", portable_env, cuda)
+        rehearsal.drop_build_environment(BUILD_TORCH)
         # The portable proof: built against the matrix's torch, the suite under a CPU-only 2.13.
         rehearsal.verify_wheel(
             "portable under CPU torch", portable.wheel, f"{CPU_TORCH}:cpu", configured_index=True
