@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # One GPU session for a wheel built elsewhere, each step under its own time limit so that one
 # overrun leaves the others' logs: install and self-test, add_n against the chained torch.add
-# and torch.compile (cold), add against an earlier release's wheel (one alternating pair), the
+# and torch.compile (cold), add against an earlier release's wheel (alternating pairs), the
 # suite without build tests, the AOTInductor control steps and examples/aoti on CUDA.
-# Usage: lab/gpu_final.sh FOLDER BASELINE_WHEEL   (FOLDER holds the wheel; logs go to $OUT)
+# Usage: lab/gpu_final.sh FOLDER BASELINE_WHEEL   (FOLDER holds the wheel; $OUT/gpu-logs.tgz)
 set -uo pipefail
 folder=$1
 baseline_wheel=$2
-out=${OUT:-/tmp/vecadd-final}
+# Logs gather in one folder and leave as one archive: few files come back from the machine.
+results=${OUT:-/tmp/vecadd-final}
+out=$(mktemp -d)
+trap 'tar -czf "$results/gpu-logs.tgz" -C "$out" .' EXIT
 baseline=/tmp/vecadd-baseline
-mkdir -p "$out"
+mkdir -p "$results"
 export PYTHONUNBUFFERED=1
 step() { local limit=$1 log=$2; shift 2; echo "+ $* (limit ${limit}s)"; local start=$SECONDS
   timeout "$limit" "$@" >"$out/$log" 2>&1; echo "(exit $?, $((SECONDS - start)) s)"; }
@@ -22,16 +25,24 @@ step 60 check.txt python3 -m vecadd check; tail -2 "$out/check.txt"
 step 120 add_n.txt python3 -m vecadd bench --op add_n --inputs 3,4 --mode cold \
   --dtypes float32,bfloat16 --min-log2 24 --max-log2 28 --step 2 --rounds 11 --json "$out/add_n.json"
 tail -16 "$out/add_n.txt"
+# add against the baseline release: three pairs of processes, alternating, each cold (0.2.0's
+# bench has no --op: add is all it times).
+for pair in 1 2 3; do
+  step 60 "add_current_$pair.txt" python3 -m vecadd bench --op add --mode cold --out no \
+    --dtypes float32,bfloat16 --min-log2 24 --max-log2 28 --step 2 --rounds 5 \
+    --json "$out/add_current_$pair.json"
+  step 60 "add_baseline_$pair.txt" env PYTHONPATH=$baseline python3 -m vecadd bench --mode cold \
+    --out no --dtypes float32,bfloat16 --min-log2 24 --max-log2 28 --step 2 --rounds 5 \
+    --json "$out/add_baseline_$pair.json"
+done
 for who in current baseline; do
   path=""
   [ "$who" = baseline ] && path=$baseline
-  step 60 "add_$who.txt" env PYTHONPATH=$path python3 -m vecadd bench --op add --mode cold --out no \
-    --dtypes float32,bfloat16 --min-log2 24 --max-log2 28 --step 2 --rounds 11 --json "$out/add_$who.json"
   step 60 "call_parts_$who.txt" env PYTHONPATH=$path python3 lab/call_parts.py
   grep -E "^(vecadd.add |VecAdd)" "$out/call_parts_$who.txt"
 done
 step 120 suite.txt python3 -m pytest -n 16 -q -p no:cacheprovider -m "not build" tests
-tail -2 "$out/suite.txt"
+grep -E "^(FAILED|ERROR)" "$out/suite.txt" | head -30; tail -2 "$out/suite.txt"
 step 50 aoti_control.txt python3 lab/aoti_control.py cpu /tmp/aoti-control
 grep -E "step|control on" "$out/aoti_control.txt"
 step 100 aoti_cuda.txt python3 -m pytest -q -p no:cacheprovider -rA -k "aoti and cuda" tests
