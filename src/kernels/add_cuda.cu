@@ -138,7 +138,7 @@ __device__ __forceinline__ detail::Pack<T, kWidth> row_pack(const T* row, Index 
                                                             bool repeats) {
   using PackT = detail::Pack<T, kWidth>;
   if (!repeats) {
-    return *reinterpret_cast<const PackT*>(row + column);
+    return detail::load_pack(reinterpret_cast<const PackT*>(row + column));
   }
   PackT pack;
   const T value = *row;
@@ -177,7 +177,8 @@ __global__ void __launch_bounds__(kRowThreads)
                in.weights[i], i == 0);
     }
   }
-  *reinterpret_cast<PackT*>(z + offsets.of[kCapacity] + column) = sums.rounded();
+  detail::store_pack<detail::StoreCaching::kDefault>(
+      reinterpret_cast<PackT*>(z + offsets.of[kCapacity] + column), sums.rounded());
   detail::end_kernel(release);
 }
 

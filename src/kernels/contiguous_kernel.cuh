@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(kThreads)
         const auto* packs = reinterpret_cast<const PackT*>(in.data[i]) + first_pack;
 #pragma unroll
         for (int u = 0; u < kPacks; ++u) {
-          sums[u].add(packs[u * kThreads], in.weights[i], i == 0);
+          sums[u].add(load_pack(packs + u * kThreads), in.weights[i], i == 0);
         }
       }
     }

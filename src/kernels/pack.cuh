@@ -15,17 +15,37 @@ struct alignas(sizeof(T) * kWidth) Pack {
   T values[kWidth];
 };
 
+// One pack from memory in a single vector load. Read through a reference, a pack is split into
+// its elements and loaded one at a time (eight loads for 16-bit types): the int4 keeps it whole.
+template <class PackT>
+__device__ __forceinline__ PackT load_pack(const PackT* source) {
+  if constexpr (sizeof(PackT) == sizeof(int4)) {
+    const int4 bits = *reinterpret_cast<const int4*>(source);
+    PackT pack;
+    __builtin_memcpy(&pack, &bits, sizeof pack);
+    return pack;
+  } else {
+    return *source;
+  }
+}
+
 // How a store treats the caches: kStreaming (st.global.cs) marks the line as used once, to
 // be evicted first, so that a result too large for the L2 does not push out other data.
 enum class StoreCaching { kDefault, kStreaming };
 
+// One pack to memory in a single vector store (as with loads, an int4 keeps a 16-byte pack whole).
 template <StoreCaching kCaching, class PackT>
 __device__ __forceinline__ void store_pack(PackT* target, const PackT& value) {
-  if constexpr (kCaching == StoreCaching::kStreaming) {
-    static_assert(sizeof(PackT) == sizeof(int4), "streaming stores move 16-byte packs");
+  static_assert(kCaching == StoreCaching::kDefault || sizeof(PackT) == sizeof(int4),
+                "streaming stores move 16-byte packs");
+  if constexpr (sizeof(PackT) == sizeof(int4)) {
     int4 bits;
     __builtin_memcpy(&bits, &value, sizeof bits);
-    __stcs(reinterpret_cast<int4*>(target), bits);
+    if constexpr (kCaching == StoreCaching::kStreaming) {
+      __stcs(reinterpret_cast<int4*>(target), bits);
+    } else {
+      *reinterpret_cast<int4*>(target) = bits;
+    }
   } else {
     *target = value;
   }
