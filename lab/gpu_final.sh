@@ -3,10 +3,13 @@
 # overrun leaves the others' logs: install and self-test, add_n against the chained torch.add
 # and torch.compile (cold), add against an earlier release's wheel (alternating pairs), the
 # suite without build tests, the AOTInductor control steps and examples/aoti on CUDA.
-# Usage: lab/gpu_final.sh FOLDER BASELINE_WHEEL   (FOLDER holds the wheel; $OUT/gpu-logs.tgz)
+# Usage: lab/gpu_final.sh FOLDER BASELINE_WHEEL [tests|bench|all]
+#   FOLDER holds the wheel; logs come back as $OUT/gpu-logs.tgz. tests and bench each fit one
+#   device call (600 s); all runs both.
 set -uo pipefail
 folder=$1
 baseline_wheel=$2
+part=${3:-all}
 # Logs gather in one folder and leave as one archive: few files come back from the machine.
 results=${OUT:-/tmp/vecadd-final}
 out=$(mktemp -d)
@@ -22,6 +25,7 @@ python3 -m pip install -q --no-deps --no-index --target "$baseline" "$baseline_w
 step 30 info.txt python3 -m vecadd info
 step 30 check_installed.txt python3 packaging/check_installed.py; tail -2 "$out/check_installed.txt"
 step 60 check.txt python3 -m vecadd check; tail -2 "$out/check.txt"
+if [ "$part" != tests ]; then
 step 120 add_n.txt python3 -m vecadd bench --op add_n --inputs 3,4 --mode cold \
   --dtypes float32,bfloat16 --min-log2 24 --max-log2 28 --step 2 --rounds 11 --json "$out/add_n.json"
 tail -16 "$out/add_n.txt"
@@ -41,6 +45,8 @@ for who in current baseline; do
   step 60 "call_parts_$who.txt" env PYTHONPATH=$path python3 lab/call_parts.py
   grep -E "^(vecadd.add |VecAdd)" "$out/call_parts_$who.txt"
 done
+fi
+[ "$part" = bench ] && exit 0
 step 120 suite.txt python3 -m pytest -n 16 -q -p no:cacheprovider -m "not build" tests
 grep -E "^(FAILED|ERROR)" "$out/suite.txt" | head -30; tail -2 "$out/suite.txt"
 step 50 aoti_control.txt python3 lab/aoti_control.py cpu /tmp/aoti-control
