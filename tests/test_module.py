@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 
@@ -82,3 +84,23 @@ def test_compiled_module_and_model(device):
 
     compiled = torch.compile(Model(), fullgraph=True, backend="eager")
     torch.testing.assert_close(compiled(x, y), expected.relu())
+
+
+def test_traced_model_keeps_the_layer_as_a_submodule():
+    # Under torch.jit.trace the layer takes Module.__call__, which records it as a call of the
+    # submodule's forward instead of inlining its ops into the model's graph.
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.add = vecadd.VecAdd(alpha=2.0)
+
+        def forward(self, x, y):
+            return self.add(x, y) * 2
+
+    x = make_tensor((4,), torch.float32, "cpu", seed=9)
+    y = make_tensor((4,), torch.float32, "cpu", seed=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.jit's deprecation
+        traced = torch.jit.trace(Model(), (x, y))
+    assert 'prim::CallMethod[name="forward"]' in str(traced.graph)
+    torch.testing.assert_close(traced(x, y), torch.add(x, y, alpha=2.0) * 2)

@@ -88,21 +88,50 @@ def _global_module_hooks() -> tuple[dict, ...] | None:
     return None if any(not isinstance(found, dict) for found in hooks) else hooks
 
 
+_OWN_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+
+
+def _own_hooks_in_instance_dict() -> bool:
+    """Whether a module keeps its hook dicts in its __dict__ and Module.compile's callable
+    defaults to None on the class, as torch.nn.Module does from torch 2.2 on."""
+    own = torch.nn.Module().__dict__
+    compiled = getattr(torch.nn.Module, "_compiled_call_impl", False)
+    return all(isinstance(own.get(name), dict) for name in _OWN_HOOKS) and compiled is None
+
+
 _GLOBAL_MODULE_HOOKS = _global_module_hooks()
 _jit_tracing = getattr(torch._C, "_get_tracing_state", lambda: True)
 
 
-def module_runs_forward_only(module: torch.nn.Module) -> bool:
+def _forward_only_never(module: torch.nn.Module) -> bool:
+    """Where torch keeps a module's hooks elsewhere: the full Module.__call__ is right anyway."""
+    return False
+
+
+def _forward_only_from_dicts(module: torch.nn.Module) -> bool:
     """Whether calling this module would run its forward and nothing else: no hooks of its own or
-    global ones, no Module.compile, no torch.jit tracing. Where torch keeps these elsewhere, False:
-    the full Module.__call__ is right either way."""
+    global ones, no Module.compile, no torch.jit tracing."""
+    # Read from the instance dict: nn.Module's __getattr__ makes each attribute read several
+    # times dearer, and this runs on every call of a vecadd layer.
+    own = module.__dict__
     return not (
-        _GLOBAL_MODULE_HOOKS is None
-        or any(_GLOBAL_MODULE_HOOKS)
-        or getattr(module, "_compiled_call_impl", True) is not None
-        or module._forward_hooks
-        or module._forward_pre_hooks
-        or module._backward_hooks
-        or module._backward_pre_hooks
+        _global_backward_pre
+        or _global_backward
+        or _global_forward
+        or _global_forward_pre
+        or own["_forward_hooks"]
+        or own["_forward_pre_hooks"]
+        or own["_backward_hooks"]
+        or own["_backward_pre_hooks"]
+        or own.get("_compiled_call_impl") is not None
         or _jit_tracing()
     )
+
+
+if _GLOBAL_MODULE_HOOKS is not None and _own_hooks_in_instance_dict():
+    _global_backward_pre, _global_backward, _global_forward, _global_forward_pre = (
+        _GLOBAL_MODULE_HOOKS
+    )
+    module_runs_forward_only = _forward_only_from_dicts
+else:
+    module_runs_forward_only = _forward_only_never
