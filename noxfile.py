@@ -180,13 +180,12 @@ class Rehearsal:
     wheels: list[WheelResult] = field(default_factory=list)
     identifiers: list[str] = field(default_factory=list)
     failure_output: list[str] = field(default_factory=list)
+    build_pythons: dict[str, Path] = field(default_factory=dict)
     # Environments with CUDA torches take gigabytes: the summary says what the disk had.
     free_at_start_gib: float = field(init=False)
 
     def __post_init__(self) -> None:
         self.free_at_start_gib = shutil.disk_usage(self.work).free / 2**30
-
-    build_pythons: dict[str, Path] = field(default_factory=dict)
 
     @property
     def tools(self) -> Path:
