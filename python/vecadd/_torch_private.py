@@ -15,6 +15,11 @@ from collections.abc import Callable
 import torch
 import torch.autograd.forward_ad as _forward_ad
 
+try:
+    import torch.jit._trace as _jit_trace
+except ImportError:  # a torch without TorchScript's tracer: the full Module.__call__ then
+    _jit_trace = None
+
 _MOVED = (
     "vecadd: this torch ({version}) no longer has {name}, which vecadd uses to {purpose}; "
     "expected a torch that vecadd supports (torch>=2.10), or a vecadd release that knows this one"
@@ -100,7 +105,6 @@ def _own_hooks_in_instance_dict() -> bool:
 
 
 _GLOBAL_MODULE_HOOKS = _global_module_hooks()
-_jit_tracing = getattr(torch._C, "_get_tracing_state", lambda: True)
 
 
 def _forward_only_never(module: torch.nn.Module) -> bool:
@@ -124,7 +128,10 @@ def _forward_only_from_dicts(module: torch.nn.Module) -> bool:
         or own["_backward_hooks"]
         or own["_backward_pre_hooks"]
         or own.get("_compiled_call_impl") is not None
-        or _jit_tracing()
+        # Module.__call__ differs from forward under torch.jit.trace only where trace_module
+        # records submodule calls, and then this map is set (Module._slow_forward); a torch
+        # without it takes the full Module.__call__. Far cheaper than asking the tracer's state.
+        or getattr(_jit_trace, "_trace_module_map", True) is not None
     )
 
 
