@@ -3,9 +3,10 @@
 # overrun leaves the others' logs: install and self-test, add_n against the chained torch.add
 # and torch.compile (cold), add against an earlier release's wheel (alternating pairs), the
 # suite without build tests, the AOTInductor control steps and examples/aoti on CUDA.
-# Usage: lab/gpu_final.sh FOLDER BASELINE_WHEEL [tests|bench|all]
-#   FOLDER holds the wheel; logs come back as $OUT/gpu-logs.tgz. tests and bench each fit one
-#   device call (600 s); all runs both.
+# Usage: lab/gpu_final.sh FOLDER BASELINE_WHEEL [tests|bench|calls|all]
+#   FOLDER holds the wheel; logs come back as $OUT/gpu-logs.tgz. tests, bench and calls each fit
+#   one device call (600 s); calls times the per-call cost alone, in three alternating pairs of
+#   processes; all runs tests and bench.
 set -uo pipefail
 folder=$1
 baseline_wheel=$2
@@ -25,6 +26,17 @@ python3 -m pip install -q --no-deps --no-index --target "$baseline" "$baseline_w
 step 30 info.txt python3 -m vecadd info
 step 30 check_installed.txt python3 packaging/check_installed.py; tail -2 "$out/check_installed.txt"
 step 60 check.txt python3 -m vecadd check; tail -2 "$out/check.txt"
+if [ "$part" = calls ]; then
+  for pair in 1 2 3; do
+    for who in current baseline; do
+      path=""
+      [ "$who" = baseline ] && path=$baseline
+      step 90 "call_parts_${who}_$pair.txt" env PYTHONPATH=$path python3 lab/call_parts.py
+      grep -E "^(torch.add |vecadd.add |VecAdd)" "$out/call_parts_${who}_$pair.txt"
+    done
+  done
+  exit 0
+fi
 if [ "$part" != tests ]; then
 step 120 add_n.txt python3 -m vecadd bench --op add_n --inputs 3,4 --mode cold \
   --dtypes float32,bfloat16 --min-log2 24 --max-log2 28 --step 2 --rounds 11 --json "$out/add_n.json"
