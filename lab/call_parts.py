@@ -64,6 +64,8 @@ def ways_in(requires_grad: bool) -> dict:
         direct = getattr(importlib.import_module("vecadd._ops"), "add_without_autograd", None)
         if direct is not None:  # the stable build from version 22 on
             ways |= {"its C++ entry (no __call__)": lambda: direct(x, y, 1.0)}
+            if kernels_only._schema.arguments[2].has_default_value():  # from 0.3.0 on
+                ways |= {"its C++ entry, alpha left out": lambda: direct(x, y)}
         ways |= {
             "torch.add(out=)": lambda: torch.add(x, y, out=z),
             "vecadd.add(out=)": lambda: vecadd.add(x, y, out=z),

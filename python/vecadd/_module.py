@@ -5,9 +5,8 @@ from __future__ import annotations
 import torch
 
 from . import _torch_private as private
-from ._ops import _as_float, add
+from ._ops import _as_float, add, is_compiling, lean_add
 
-_Tensor = torch.Tensor
 _runs_forward_only = private.module_runs_forward_only
 
 
@@ -25,10 +24,12 @@ class VecAdd(torch.nn.Module):
         self.alpha = _as_float(alpha, "alpha", "VecAdd()")
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        # Module.__call__ costs two Python frames per call; without hooks, compile or tracing,
-        # it would only call forward.
-        if type(x) is _Tensor and type(y) is _Tensor and _runs_forward_only(self):
-            return add(x, y, alpha=self.alpha)
+        # Module.__call__ costs two Python frames per call; without hooks, compile or tracing
+        # it would only call forward, so plain tensors go the way vecadd.add takes them.
+        if _runs_forward_only(self) and not is_compiling():
+            result = lean_add(x, y, self.alpha, None)
+            if result is not NotImplemented:
+                return result
         return super().__call__(x, y)
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

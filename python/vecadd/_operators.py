@@ -50,19 +50,21 @@ class Operator:
     def overload_packet(self) -> str:
         return f"vecadd::{self.name}"
 
-    def _declarations(self, *, positional: bool) -> list[str]:
+    def _declarations(self, *, positional: bool, defaults: bool) -> list[str]:
         words, keyword = [], False
         for argument in self.arguments:
             if argument.keyword_only and not keyword and not positional:
                 words.append("*")
                 keyword = True
-            words.append(argument.declaration(with_default=not positional))
+            words.append(argument.declaration(with_default=defaults))
         return words
 
     def schema(self, *, out: bool = False, twin: bool = False) -> str:
         """The functional or .out schema; `twin`: the private overload with no autograd
-        kernel, whose arguments are all positional and have no defaults."""
-        declarations = self._declarations(positional=twin)
+        kernel, whose arguments are all positional (out last, so the .out twin has no
+        defaults). A default lets a lean path leave a weight out, which costs far less per
+        call than passing it (docs/portable.md)."""
+        declarations = self._declarations(positional=twin, defaults=not (twin and out))
         name = f"_{self.name}_without_autograd" if twin else self.name
         if not out:
             return f"{name}({', '.join(declarations)}) -> Tensor"

@@ -4,8 +4,8 @@ Each wrapper checks its arguments as its record (vecadd/_operators.py) declares 
 errors of arguments that are not tensors or numbers, turns weights into the floats the schemas
 take (refusing an int that a float cannot hold exactly), and calls the dispatcher's op (under a
 torch.func transform or forward-mode AD, in the stable build, through an autograd.Function that
-supports them). vecadd.add, the common call, first tries the leanest way in: the native build's
-vecadd._C entry, or the stable build's kernels for plain tensors.
+supports them). vecadd.add, the common call, and the VecAdd layer first try ``lean_add``: the
+native build's vecadd._C entry, or the stable build's way to its kernels for plain tensors.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from ._operators import ADD, ADD_N, Operator
 _increment_version = torch.autograd.graph.increment_version
 # Not is_dynamo_compiling, one call cheaper: torch.export's non-strict tracing passes a
 # module's plain tensor attributes as plain tensors, which must reach the public op too.
-_is_compiling = torch.compiler.is_compiling
-_native_add = native_module.add if native_module is not None else None
+is_compiling = torch.compiler.is_compiling
 _Tensor = torch.Tensor
 _grad_enabled = torch.is_grad_enabled
 _transforms_active = private.transforms_or_forward_ad_active
@@ -145,19 +144,61 @@ def call(op: Operator, arguments: tuple, out: torch.Tensor | None) -> torch.Tens
     positional, keywords = op.split(arguments)
     try:
         if out is None:
-            if native_module is None and not _is_compiling() and _transforms_active():
+            if native_module is None and not is_compiling() and _transforms_active():
                 return _under_transforms(op, arguments)
             return packet.default(*positional, **keywords)
         _check_tensor(op, out, "out")
         packet.out(*positional, **keywords, out=out)
         return out
     except RuntimeError as error:
-        if _is_compiling():
+        if is_compiling():
             raise
         typed = _typed(error)
         if typed is error:
             raise
         raise typed from None
+
+
+def _stable_lean_add(x, y, alpha, out):
+    """The stable build's kernels for plain tensors and an alpha a float holds exactly, directly
+    or through one autograd node (under torch.func or forward-mode AD, one that supports them);
+    NotImplemented for any other call. Each check here costs the per-call time of small tensors
+    (docs/portable.md)."""
+    if type(x) is not _Tensor or type(y) is not _Tensor:
+        return NotImplemented
+    if type(alpha) is not float:
+        if type(alpha) is not int or not -_EXACT_INTEGER_LIMIT <= alpha <= _EXACT_INTEGER_LIMIT:
+            return NotImplemented
+        alpha = float(alpha)  # torch takes an int for a float schema argument more slowly
+    try:
+        if _transforms_active():
+            if out is None:
+                return _add_under_transforms(
+                    lambda inputs: torch.ops.vecadd.add.default(*inputs, alpha=alpha),
+                    (1.0, alpha),
+                    x,
+                    y,
+                )
+        elif out is None:
+            if (x.requires_grad or y.requires_grad) and _grad_enabled():
+                return _apply_unscaled(x, y) if alpha == 1.0 else _apply_scaled(x, y, alpha)
+            # The schema's default alpha costs far less than passing one.
+            return add_without_autograd(x, y) if alpha == 1.0 else add_without_autograd(x, y, alpha)
+        elif type(out) is _Tensor:
+            refuse_out(ADD, (x, y), out)
+            add_out_without_autograd(x, y, alpha, out)
+            _increment_version(out)  # as add.out's autograd kernel does
+            return out
+    except NotImplementedError:
+        pass  # a backend without vecadd kernels: the public op names vecadd::add
+    except RuntimeError as error:
+        raise _typed(error) from None
+    return NotImplemented
+
+
+# lean_add(x, y, alpha, out): add's result for plain tensors in eager mode (not under
+# torch.compile or torch.export), or NotImplemented where the public op must answer.
+lean_add = _stable_lean_add if native_module is None else native_module.add
 
 
 def add(
@@ -175,42 +216,10 @@ def add(
     broadcast shape, the inputs' dtype and device, and may be ``x`` or ``y`` itself but
     must not partly overlap them. Differentiable with respect to ``x`` and ``y``.
     """
-    if _native_add is not None:
-        if not _is_compiling():
-            result = _native_add(x, y, alpha, out)
-            if result is not NotImplemented:
-                return result
-    elif type(x) is _Tensor and type(y) is _Tensor and not _is_compiling():
-        # The stable build's lean way for plain tensors and an alpha a float holds exactly: the
-        # kernels directly, or one autograd node around them (under torch.func or forward-mode
-        # AD, one that supports them); each check here costs the per-call time of small tensors
-        # (docs/portable.md).
-        if type(alpha) is int and -_EXACT_INTEGER_LIMIT <= alpha <= _EXACT_INTEGER_LIMIT:
-            alpha = float(alpha)  # torch takes an int for a float schema argument more slowly
-        if type(alpha) is not float:
-            return call(ADD, (x, y, alpha), out)
-        try:
-            if _transforms_active():
-                if out is None:
-                    return _add_under_transforms(
-                        lambda inputs: torch.ops.vecadd.add.default(*inputs, alpha=alpha),
-                        (1.0, alpha),
-                        x,
-                        y,
-                    )
-            elif out is None:
-                if (x.requires_grad or y.requires_grad) and _grad_enabled():
-                    return _apply_unscaled(x, y) if alpha == 1 else _apply_scaled(x, y, alpha)
-                return add_without_autograd(x, y, alpha)
-            elif type(out) is _Tensor:
-                refuse_out(ADD, (x, y), out)
-                add_out_without_autograd(x, y, alpha, out)
-                _increment_version(out)  # as add.out's autograd kernel does
-                return out
-        except NotImplementedError:
-            pass  # a backend without vecadd kernels: the public op below names vecadd::add
-        except RuntimeError as error:
-            raise _typed(error) from None
+    if not is_compiling():
+        result = lean_add(x, y, alpha, out)
+        if result is not NotImplemented:
+            return result
     return call(ADD, (x, y, alpha), out)
 
 

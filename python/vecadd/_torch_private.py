@@ -127,15 +127,19 @@ def _forward_only_from_dicts(module: torch.nn.Module) -> bool:
         or own["_forward_pre_hooks"]
         or own["_backward_hooks"]
         or own["_backward_pre_hooks"]
-        or own.get("_compiled_call_impl") is not None
+        or "_compiled_call_impl" in own  # set there by Module.compile
         # Module.__call__ differs from forward under torch.jit.trace only where trace_module
-        # records submodule calls, and then this map is set (Module._slow_forward); a torch
-        # without it takes the full Module.__call__. Far cheaper than asking the tracer's state.
-        or getattr(_jit_trace, "_trace_module_map", True) is not None
+        # records submodule calls, and then this map is set (Module._slow_forward): far
+        # cheaper than asking the tracer's state.
+        or _jit_trace._trace_module_map is not None
     )
 
 
-if _GLOBAL_MODULE_HOOKS is not None and _own_hooks_in_instance_dict():
+if (
+    _GLOBAL_MODULE_HOOKS is not None
+    and _own_hooks_in_instance_dict()
+    and hasattr(_jit_trace, "_trace_module_map")
+):
     _global_backward_pre, _global_backward, _global_forward, _global_forward_pre = (
         _GLOBAL_MODULE_HOOKS
     )
