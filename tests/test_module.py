@@ -18,6 +18,19 @@ def test_alpha_is_kept_as_a_float_and_checked():
         vecadd.VecAdd(alpha=2**53 + 1)
 
 
+def test_alpha_set_after_construction_is_checked_on_each_call(device):
+    # The layer's lean way takes a float or an exact int; anything else reaches vecadd.add's
+    # checks through Module.__call__.
+    layer = vecadd.VecAdd()
+    x = make_tensor((5,), torch.float32, device, seed=11)
+    y = make_tensor((5,), torch.float32, device, seed=12)
+    layer.alpha = 3
+    torch.testing.assert_close(layer(x, y), torch.add(x, y, alpha=3))
+    layer.alpha = "3"
+    with pytest.raises(TypeError, match=r"vecadd.add\(\): argument 'alpha' must be a real number"):
+        layer(x, y)
+
+
 def test_hooks_of_the_layer_run(device):
     layer = vecadd.VecAdd(alpha=2.0)
     x = make_tensor((5,), torch.float32, device, seed=1)
