@@ -108,7 +108,8 @@ _GLOBAL_MODULE_HOOKS = _global_module_hooks()
 
 
 def _forward_only_never(module: torch.nn.Module) -> bool:
-    """Where torch keeps a module's hooks elsewhere: the full Module.__call__ is right anyway."""
+    """Where torch keeps a module's hooks elsewhere or has no trace map to read: the full
+    Module.__call__ is right anyway."""
     return False
 
 
