@@ -15,6 +15,7 @@ import torch
 from . import _torch_private as private
 from ._library import native_module
 from ._operators import ADD, ADD_N, Operator
+from ._sharding import check_distributed
 
 _increment_version = torch.autograd.graph.increment_version
 # Not is_dynamo_compiling, one call cheaper: torch.export's non-strict tracing passes a
@@ -80,14 +81,25 @@ def _check_tensor(op: Operator, value: object, name: str) -> None:
         )
 
 
-def _checked(op: Operator, arguments: tuple) -> tuple:
+def _named_tensors(op: Operator, arguments: tuple, out) -> list[tuple[str, torch.Tensor]]:
+    named = []
+    for argument, value in zip(op.arguments, arguments, strict=True):
+        if argument.type == "Tensor":
+            named.append((argument.name, value))
+        elif argument.type == "Tensor[]":
+            named += [(f"{argument.name}[{i}]", item) for i, item in enumerate(value)]
+    return named if out is None else [*named, ("out", out)]
+
+
+def _checked(op: Operator, arguments: tuple, out: torch.Tensor | None) -> tuple:
     """The call's arguments, in the record's order, checked and converted as the schema
-    declares each: tensors, lists of tensors, floats and optional lists of floats."""
-    checked = []
+    declares each: tensors, lists of tensors, floats and optional lists of floats; out too."""
+    checked, plain = [], type(out) in (_Tensor, type(None))
     for argument, value in zip(op.arguments, arguments, strict=True):
         kind = argument.type
         if kind == "Tensor":
             _check_tensor(op, value, argument.name)
+            plain = plain and type(value) is _Tensor
         elif kind == "Tensor[]":
             if isinstance(value, torch.Tensor) or not isinstance(value, (list, tuple)):
                 raise TypeError(
@@ -96,6 +108,7 @@ def _checked(op: Operator, arguments: tuple) -> tuple:
                 )
             for index, item in enumerate(value):
                 _check_tensor(op, item, f"{argument.name}[{index}]")
+                plain = plain and type(item) is _Tensor
             if not value:  # the dispatcher cannot pick a device for an empty list: said here
                 raise ValueError(
                     f"{op.call}: argument '{argument.name}' is an empty list; expected at least "
@@ -112,6 +125,10 @@ def _checked(op: Operator, arguments: tuple) -> tuple:
                 )
             value = [_as_float(w, f"{argument.name}[{i}]", op.call) for i, w in enumerate(value)]
         checked.append(value)
+    if out is not None:
+        _check_tensor(op, out, "out")
+    if not plain:  # a tensor subclass: DTensors must not be mixed with others
+        check_distributed(op, _named_tensors(op, tuple(checked), out))
     return tuple(checked)
 
 
@@ -139,7 +156,7 @@ def _under_transforms(op: Operator, arguments: tuple) -> torch.Tensor:
 
 def call(op: Operator, arguments: tuple, out: torch.Tensor | None) -> torch.Tensor:
     """An operator's way through the dispatcher, with every argument checked in Python first."""
-    arguments = _checked(op, arguments)
+    arguments = _checked(op, arguments, out)
     packet = getattr(torch.ops.vecadd, op.name)
     positional, keywords = op.split(arguments)
     try:
@@ -147,7 +164,6 @@ def call(op: Operator, arguments: tuple, out: torch.Tensor | None) -> torch.Tens
             if native_module is None and not is_compiling() and _transforms_active():
                 return _under_transforms(op, arguments)
             return packet.default(*positional, **keywords)
-        _check_tensor(op, out, "out")
         packet.out(*positional, **keywords, out=out)
         return out
     except RuntimeError as error:
