@@ -198,7 +198,8 @@ def backward_matches_torch(mesh_shape, device="cpu"):
                 for t, p in zip(inputs, placements, strict=True)
             ]
             result = function(*leaves)
-            seed = distributed(upstream, mesh, result.placements)
+            # The same incoming gradient for both (torch.add's output may be placed otherwise).
+            seed = distributed(upstream, mesh, [Replicate()] * mesh.ndim)
             result.backward(seed)
             grads[name] = [
                 (tuple(leaf.grad.placements), leaf.grad.full_tensor()) for leaf in leaves

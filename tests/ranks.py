@@ -51,14 +51,19 @@ class Ranks:
 
     def __init__(self, world_size: int, backend: str = "gloo") -> None:
         self.world_size, self.backend = world_size, backend
+        self._start()
+
+    def _start(self) -> None:
         context = multiprocessing.get_context("spawn")
         folder = tempfile.mkdtemp(prefix="vecadd-ranks-")
         rendezvous = str(Path(folder) / "rendezvous")
         self.pipes, self.processes = [], []
-        for rank in range(world_size):
+        for rank in range(self.world_size):
             ours, theirs = context.Pipe()
             process = context.Process(
-                target=_serve, args=(rank, world_size, backend, rendezvous, theirs), daemon=True
+                target=_serve,
+                args=(rank, self.world_size, self.backend, rendezvous, theirs),
+                daemon=True,
             )
             process.start()
             self.pipes.append(ours)
@@ -67,8 +72,8 @@ class Ranks:
 
     def run(self, function: Callable, *args) -> list:
         """function(*args) on every rank; each rank's result, in rank order."""
-        if self.broken:
-            raise RuntimeError("an earlier failure ended this process group")
+        if self.broken:  # an earlier failure ended the group: the next test gets a new one
+            self._start()
         for pipe in self.pipes:
             pipe.send((function, args))
         answers = []
