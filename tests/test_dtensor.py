@@ -65,10 +65,16 @@ def test_two_inputs_every_placement_on_a_two_by_two_mesh(four_ranks, shapes):
     assert len(rows) == 16 * len(cases.placements_of(len(shapes[1]))) ** 2
 
 
+def test_three_inputs_every_placement_on_a_two_by_two_mesh(four_ranks):
+    shapes = [(6,), (6,), (1,)]  # 9 placements each on a 2 x 2 mesh: 729 cases
+    rows = four_ranks.run(cases.placement_table, "add_n", (2, 2), shapes, "float64")[0]
+    assert len(rows) == 9**3
+
+
 def test_three_inputs_sampled_placements_on_a_two_by_two_mesh(four_ranks):
-    shapes = [(4, 6), (6,), (4, 6)]
-    rows = four_ranks.run(cases.placement_table, "add_n", (2, 2), shapes, "float64", "cpu", 96)[0]
-    assert len(rows) == 96
+    shapes = [(4, 6), (6,), (4, 6)]  # 16 x 9 x 16 placements: a fixed sample
+    rows = four_ranks.run(cases.placement_table, "add_n", (2, 2), shapes, "float64", "cpu", 64)[0]
+    assert len(rows) == 64
 
 
 def test_aligned_placements_need_no_collective(two_ranks):
