@@ -361,3 +361,27 @@ def test_a_call_beyond_32_bit_indices():
     assert result[0].item() == 4.0
     assert result[-1].item() == 4.0
     assert bool((result == 4.0).all())
+
+
+def test_the_lean_way_in_keeps_the_checked_ways_contract(device):
+    """Plain tensors take add_n's lean way (its private overloads, no argument binding): out=
+    bumps out's version as the public .out overload does, tuples and int weights are taken,
+    and what only the checked way can word (out= with grad, an int no float holds) is refused
+    in its words."""
+    tensors = [make_tensor((3, 4), torch.float32, device, seed=i) for i in range(3)]
+    out = torch.empty(3, 4, device=device)
+    version = out._version
+    assert vecadd.add_n(tuple(tensors), (1, 2, -1), out=out) is out
+    assert out._version > version
+    torch.testing.assert_close(out, tensors[0] + 2 * tensors[1] - tensors[2])
+    leaves = [t.clone().requires_grad_() for t in tensors]
+    with pytest.raises(RuntimeError, match="vecadd.add_n\\(\\): out= cannot be used when"):
+        vecadd.add_n(leaves, out=out)
+    with torch.no_grad():
+        vecadd.add_n(leaves, out=out)
+    with pytest.raises(ValueError, match="'weights\\[0\\]' is 1152921504606846977, which a float"):
+        vecadd.add_n(tensors, [2**60 + 1, 1, 1])
+    summed = vecadd.add_n(leaves, [0.5, 1, 2])
+    summed.sum().backward()
+    for leaf, weight in zip(leaves, [0.5, 1, 2], strict=True):
+        torch.testing.assert_close(leaf.grad, torch.full_like(leaf, weight))

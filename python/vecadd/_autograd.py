@@ -5,8 +5,6 @@ each tangent its weight times the input's; one set of autograd.Functions serves 
 
 from __future__ import annotations
 
-import inspect
-
 import torch
 
 from . import _torch_private as private
@@ -40,18 +38,6 @@ def _tangent(tangents, weights, shape: torch.Size) -> torch.Tensor | None:
 
 def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
-
-
-class _ArgumentsOf:
-    """Turns an operator's (tensors, weights) back into its call's arguments, and back."""
-
-    def __init__(self, op: Operator):
-        self.op = op
-        self.signature = inspect.signature(op.terms)
-
-    def terms(self, args, kwargs):
-        bound = self.signature.bind(*args, **kwargs)
-        return self.op.terms(*bound.args, **bound.kwargs)
 
 
 # Each Function's forward takes ctx itself where torch.func does not need otherwise: a separate
@@ -147,11 +133,13 @@ def refuse_out(op: Operator, tensors, out: torch.Tensor) -> None:
 def _register(op: Operator, library: torch.library.Library) -> None:
     packet = getattr(torch.ops.vecadd, op.name)
     functional, out_overload = packet.default, packet.out
-    arguments = _ArgumentsOf(op)
+    # terms has the operator's Python signature: calling it binds the arguments, far more
+    # cheaply than inspect.Signature.bind.
+    terms = op.terms
     apply = FUNCTIONS[op.name][0].apply
 
     def autograd(keyset, *args, **kwargs):
-        tensors, weights = arguments.terms(args, kwargs)
+        tensors, weights = terms(*args, **kwargs)
         needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
         if needs_grad or any(private.has_tangent(t) for t in tensors):
             if functorch_transforms_active():
@@ -161,7 +149,7 @@ def _register(op: Operator, library: torch.library.Library) -> None:
         return functional.redispatch(keyset & private.keys_after_autograd(), *args, **kwargs)
 
     def out_autograd(keyset, *args, out, **kwargs):
-        tensors, _ = arguments.terms(args, kwargs)
+        tensors, _ = terms(*args, **kwargs)
         refuse_out(op, tensors, out)
         out_overload.redispatch(keyset & private.keys_after_autograd(), *args, **kwargs, out=out)
         torch.autograd.graph.increment_version(out)

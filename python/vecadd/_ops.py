@@ -14,7 +14,7 @@ import torch
 
 from . import _torch_private as private
 from ._library import native_module
-from ._operators import ADD, ADD_N, Operator
+from ._operators import ADD, ADD_N, OPERATORS, Operator
 from ._sharding import check_distributed
 
 _increment_version = torch.autograd.graph.increment_version
@@ -217,6 +217,79 @@ def _stable_lean_add(x, y, alpha, out):
 lean_add = _stable_lean_add if native_module is None else native_module.add
 
 
+def _lean_float(value) -> float | None:
+    """A weight the schema takes without a question, as a float; None for any other value."""
+    if type(value) is float:
+        return value
+    if type(value) is int and -_EXACT_INTEGER_LIMIT <= value <= _EXACT_INTEGER_LIMIT:
+        return float(value)  # torch takes an int for a float schema argument more slowly
+    return None
+
+
+def _twins(op: Operator) -> tuple:
+    """The operator's private overloads without autograd, called without their Python frame."""
+    return tuple(
+        private.direct_entry(getattr(torch.ops.vecadd, name).default)
+        for name, _ in op.registered_names()[2:]
+    )
+
+
+_TWINS = {op.name: _twins(op) for op in OPERATORS}
+
+
+def lean_call(op: Operator, arguments: tuple, out):
+    """An operator's result for plain tensors and plain numbers in eager mode, through its
+    private overloads without autograd (one autograd node in front where a gradient is needed,
+    in the stable build): no argument binding, no Python autograd kernel. NotImplemented for
+    anything the checked way must answer or word."""
+    lean, tensors = [], []
+    for argument, value in zip(op.arguments, arguments, strict=True):
+        kind = argument.type
+        if kind == "Tensor":
+            if type(value) is not _Tensor:
+                return NotImplemented
+            tensors.append(value)
+        elif kind == "Tensor[]":
+            if type(value) not in (list, tuple) or not value:
+                return NotImplemented
+            for tensor in value:
+                if type(tensor) is not _Tensor:
+                    return NotImplemented
+            tensors.extend(value)
+        elif kind == "float":
+            value = _lean_float(value)
+            if value is None:
+                return NotImplemented
+        elif value is not None:  # float[]?
+            if type(value) not in (list, tuple):
+                return NotImplemented
+            value = [_lean_float(weight) for weight in value]
+            if None in value:
+                return NotImplemented
+        lean.append(value)
+    if _transforms_active():
+        return NotImplemented
+    needs_grad = _grad_enabled() and any(t.requires_grad for t in tensors)
+    functional, out_variant = _TWINS[op.name]
+    try:
+        if out is None:
+            if not needs_grad:
+                return functional(*lean)
+            if native_module is not None:
+                return NotImplemented  # the public op's C++ autograd kernel
+            _, weights = op.terms(*lean)
+            return FUNCTIONS[op.name][0].apply(lambda _: functional(*lean), weights, *tensors)
+        if type(out) is not _Tensor or needs_grad or (out.requires_grad and _grad_enabled()):
+            return NotImplemented  # the checked way refuses out= with grad in words
+        out_variant(*lean, out)
+        _increment_version(out)  # as the .out overload's autograd kernel does
+        return out
+    except NotImplementedError:
+        return NotImplemented  # a backend without vecadd kernels: the public op names it
+    except RuntimeError as error:
+        raise _typed(error) from None
+
+
 def add(
     x: torch.Tensor,
     y: torch.Tensor,
@@ -256,4 +329,8 @@ def add_n(
     device, and may be one of the tensors itself but must not partly overlap any. Differentiable
     with respect to every tensor.
     """
+    if not is_compiling():
+        result = lean_call(ADD_N, (tensors, weights), out)
+        if result is not NotImplemented:
+            return result
     return call(ADD_N, (tensors, weights), out)
