@@ -4,6 +4,7 @@
     lint        ruff (check and format) and clang-format over every Python and C++ source
     docs        packaging/check_docs.py: README and docs tables against the data, links
     downstream  examples/downstream built against an installed vecadd, and its tests
+    calls       the CPU instructions per call of each way into vecadd, against their record
     wheels      a rehearsal of .github/workflows/wheels.yml on this machine (docs/wheels.md)
     verify      a built wheel under each torch of the wheel matrix (the workflow's verify job)
 
@@ -127,6 +128,28 @@ def docs(session: nox.Session) -> None:
     """README.md and docs/ agree with the wheel matrix and the CMake architecture table."""
     session.install("cmake")
     session.run("python", str(PACKAGING / "check_docs.py"))
+
+
+@nox.session
+def calls(session: nox.Session) -> None:
+    """packaging/call_instructions.py check: each way of calling vecadd costs no more than 10 %
+    over the instructions per call recorded for this Python, torch and build (callgrind: needs
+    valgrind). Argument: the Python of an environment with vecadd installed (default: one made
+    here, with requirements-dev.txt's torch and a stable CPU-only build of this checkout)."""
+    if shutil.which("valgrind") is None:
+        session.error("valgrind is not on PATH (apt-get install valgrind)")
+    if session.posargs:
+        python = session.posargs[0]
+    else:
+        torch_pin = next(
+            line
+            for line in (ROOT / "requirements-dev.txt").read_text().splitlines()
+            if line.startswith("torch")
+        )
+        session.install(*QUIET_TORCH_INSTALL, torch_pin, *build_tools())
+        session.install("--no-build-isolation", "--no-deps", ".", env={"VECADD_CUDA": "OFF"})
+        python = "python"
+    session.run(python, str(PACKAGING / "call_instructions.py"), "check", external=True)
 
 
 @nox.session

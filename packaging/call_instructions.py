@@ -1,0 +1,193 @@
+"""The CPU instructions each way of calling vecadd costs per call, counted by callgrind, and the
+guard that keeps them from growing unseen (nox -s calls).
+
+    python packaging/call_instructions.py measure [--json FILE]  # print (and save) the counts
+    python packaging/call_instructions.py check   # fail where a row is 10 % above its record
+    python packaging/call_instructions.py table   # the latest record, as docs/benchmarks.md has it
+
+A count is per call on 16-element float32 CPU tensors with one thread, vecadd's and the torch
+call it replaces: the instructions of 300 calls less those of 100, over 200, so that what starts
+and stops the count cancels. Instruction counts are repeatable whatever else the machine does
+(timings are not), but they depend on the interpreter and the torch build: a record applies to
+the Python and torch versions it names, and `check` says so and passes where they differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORD = ROOT / "docs" / "data" / "call-instructions.json"
+BENCHMARKS_DOC = ROOT / "docs" / "benchmarks.md"
+TABLE_START = "| call (CPU, 16 elements, one thread) |"
+ALLOWED_GROWTH = 1.10
+CALLS = (100, 300)
+
+# Each row: its name, vecadd's call and the torch call it stands beside (Python expressions
+# over x, y, z = out, xg, yg = inputs that require grad, layer = vecadd.VecAdd()).
+ROWS = {
+    "vecadd.add(x, y)": ("vecadd.add(x, y)", "torch.add(x, y)"),
+    "vecadd.add(x, y, alpha=2.0)": ("vecadd.add(x, y, alpha=2.0)", "torch.add(x, y, alpha=2.0)"),
+    "vecadd.add(x, y, out=z)": ("vecadd.add(x, y, out=z)", "torch.add(x, y, out=z)"),
+    "VecAdd()(x, y)": ("layer(x, y)", "torch.add(x, y)"),
+    "vecadd.add with grad": ("vecadd.add(xg, yg)", "torch.add(xg, yg)"),
+    "vecadd.add_n([x, y, x])": ("vecadd.add_n([x, y, x])", "torch.add(torch.add(x, y), x)"),
+    "vecadd.add_n([x, y, x], out=z)": (
+        "vecadd.add_n([x, y, x], out=z)",
+        "torch.add(torch.add(x, y), x, out=z)",
+    ),
+}
+
+
+def _label(row_index: int, side: str, count: int) -> str:
+    return f"row{row_index}-{side}-{count}"  # callgrind_control passes it through a shell
+
+
+def _inside() -> None:
+    """Runs under callgrind (instrumentation off): each call, counted over both lengths."""
+    import torch
+
+    import vecadd
+
+    torch.set_num_threads(1)
+    scope = {"torch": torch, "vecadd": vecadd, "layer": vecadd.VecAdd()}
+    scope |= {name: torch.randn(16) for name in ("x", "y", "z")}
+    scope |= {name: torch.randn(16, requires_grad=True) for name in ("xg", "yg")}
+
+    def control(*words: str) -> None:
+        command = ["callgrind_control", *words, str(os.getpid())]
+        subprocess.run(command, stdout=subprocess.DEVNULL, check=True)
+
+    for index, calls in enumerate(ROWS.values()):
+        for side, expression in zip(("vecadd", "torch"), calls, strict=True):
+            function = eval(f"lambda: {expression}", scope)  # the expressions of ROWS above
+            for _ in range(50):  # warm: first-call caches, lazily made objects
+                function()
+            for count in CALLS:
+                control("--zero")
+                control("--instr=on")
+                for _ in range(count):
+                    function()
+                control("--instr=off")
+                control(f"--dump={_label(index, side, count)}")
+
+
+def measure() -> dict:
+    import torch
+
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "callgrind.out"
+        ran = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--instr-atstart=no",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                __file__,
+                "inside",
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
+        if ran.returncode != 0:
+            raise SystemExit(f"callgrind run failed:\n{ran.stderr[-3000:]}")
+        totals: dict[str, int] = {}
+        for dump in Path(folder).glob("callgrind.out*"):
+            text = dump.read_text(errors="replace")
+            trigger = re.search(r"^desc: Trigger: dump (\S+)$", text, re.M)
+            counted = re.search(r"^totals: (\d+)$", text, re.M)
+            if trigger and counted:
+                totals[trigger.group(1)] = int(counted.group(1))
+    per_call = {}
+    for index, row in enumerate(ROWS):
+        per_call[row] = {}
+        for side in ("vecadd", "torch"):
+            longer, shorter = (totals[_label(index, side, count)] for count in reversed(CALLS))
+            per_call[row][side] = round((longer - shorter) / (CALLS[1] - CALLS[0]))
+    return {
+        "python": ".".join(map(str, sys.version_info[:2])),
+        "torch": torch.__version__.split("+")[0],
+        "vecadd_build": _build(),
+        "instructions_per_call": per_call,
+    }
+
+
+def _build() -> str:
+    import vecadd
+
+    return vecadd.build_info()["torch_abi"]
+
+
+def table(record: dict) -> str:
+    lines = [
+        f"{TABLE_START} vecadd | torch | vecadd / torch |",
+        "| --- | --- | --- | --- |",
+    ]
+    for row, counts in record["instructions_per_call"].items():
+        ratio = counts["vecadd"] / counts["torch"]
+        lines.append(f"| `{row}` | {counts['vecadd']:,} | {counts['torch']:,} | {ratio:.2f} |")
+    return "\n".join(lines)
+
+
+def check(measured: dict, records: list[dict]) -> list[str]:
+    """Rows whose count grew more than 10 % over the record of the same Python, torch and
+    build; the empty list where every row holds (or no record applies)."""
+    key = (measured["python"], measured["torch"], measured["vecadd_build"])
+    matching = [r for r in records if (r["python"], r["torch"], r["vecadd_build"]) == key]
+    if not matching:
+        print(f"call_instructions: no record for Python {key[0]}, torch {key[1]}, {key[2]} build")
+        return []
+    recorded = matching[-1]["instructions_per_call"]
+    problems = []
+    for row, counts in measured["instructions_per_call"].items():
+        if row not in recorded:
+            problems.append(f"{row}: no recorded count (add one to {RECORD.name})")
+            continue
+        limit = recorded[row]["vecadd"] * ALLOWED_GROWTH
+        if counts["vecadd"] > limit:
+            problems.append(
+                f"{row}: {counts['vecadd']:,} instructions per call, recorded "
+                f"{recorded[row]['vecadd']:,} (limit {limit:,.0f}, +10 %)"
+            )
+    return problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=["measure", "check", "table", "inside"])
+    parser.add_argument("--json", type=Path, help="measure: write the counts here")
+    args = parser.parse_args()
+    if args.action == "inside":
+        _inside()
+        return 0
+    records = json.loads(RECORD.read_text())["records"] if RECORD.exists() else []
+    if args.action == "table":
+        print(table(records[-1]))
+        return 0
+    measured = measure()
+    print(table(measured))
+    if args.json:
+        args.json.write_text(json.dumps(measured, indent=2) + "\n")
+    if args.action == "check":
+        problems = check(measured, records)
+        if records and table(records[-1]) not in BENCHMARKS_DOC.read_text():
+            problems.append(f"{BENCHMARKS_DOC.name} does not show the latest record's table")
+        for problem in problems:
+            print(f"call_instructions: {problem}")
+        if problems:
+            return 1
+        print("call_instructions: every row within 10 % of its record")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
