@@ -1,4 +1,6 @@
-"""A self-test against torch.add on every device present (``python -m vecadd check``)."""
+"""A self-test of every operator vecadd/_operators.py describes, on every device present
+(``python -m vecadd check``): each record's sum against its exact value for each dtype and its
+gradients, and add against torch.add itself."""
 
 from __future__ import annotations
 
@@ -7,7 +9,9 @@ from dataclasses import dataclass
 
 import torch
 
+from . import _ops
 from ._dtypes import SUPPORTED_DTYPES, dtype_name
+from ._operators import ADD, OPERATORS, Operator
 from ._ops import add
 
 
@@ -66,31 +70,82 @@ def _case(device: torch.device, name: str, run: Callable[[], None]) -> CheckResu
     return CheckResult(str(device), name, True)
 
 
+def sample_arguments(op: Operator, make_tensor: Callable[[tuple[int, ...]], torch.Tensor]):
+    """A call's arguments in the record's order, from its argument types alone: tensors that
+    broadcast, and integral weights, which every dtype takes."""
+    shapes = iter([(1000, 33), (33,), (1000, 1), (1, 33)])
+    arguments = []
+    for argument in op.arguments:
+        if argument.type == "Tensor":
+            arguments.append(make_tensor(next(shapes)))
+        elif argument.type == "Tensor[]":
+            arguments.append([make_tensor(shape) for shape in shapes])
+        elif argument.type == "float":
+            arguments.append(3)
+        elif argument.type == "float[]?":
+            arguments.append([2, -1, 3, 1])
+        else:
+            raise AssertionError(f"{op.call}: no self-test sample for a {argument.type}")
+    return tuple(arguments)
+
+
+def assert_is_weighted_sum(result: torch.Tensor, tensors: list, weights: list) -> None:
+    """The values of sum(w_i * t_i) within one rounding per term of the exact sum (float32
+    computes in float32 throughout; exact for integers), laid out as a chain of torch.add lays
+    it out."""
+    chain = tensors[0] + tensors[0] if len(tensors) == 1 else tensors[0]
+    for tensor in tensors[1:]:
+        chain = chain + tensor
+    assert result.shape == chain.shape
+    assert result.stride() == chain.stride(), "memory layout differs from torch.add's"
+    assert (result.dtype, result.device) == (chain.dtype, chain.device)
+    exact = sum(w * t.double() for w, t in zip(weights, tensors, strict=True))
+    if not result.dtype.is_floating_point:
+        torch.testing.assert_close(result.double(), exact, rtol=0, atol=0)
+        return
+    scale = sum(abs(w) * t.double().abs() for w, t in zip(weights, tensors, strict=True))
+    finfo = torch.finfo(result.dtype)
+    bound = len(tensors) * finfo.eps * scale + finfo.tiny
+    worst = ((result.double() - exact).abs() - bound).max().item()
+    assert worst <= 0, f"error exceeds one rounding per term by {worst}"
+
+
 def check_device(device: torch.device, seed: int = 0) -> list[CheckResult]:
     generator = torch.Generator().manual_seed(seed)
     results = []
-    for dtype in SUPPORTED_DTYPES:
+    for op in OPERATORS:
+        wrapper = getattr(_ops, op.name)
+        for dtype in SUPPORTED_DTYPES:
 
-        def same_as_torch(dtype: torch.dtype = dtype) -> None:
-            x = random_tensor((1000, 33), dtype, device, generator)
-            y = random_tensor((33,), dtype, device, generator)
-            assert_matches_torch_add(add(x, y), x, y)
-            assert_matches_torch_add(add(x, y, alpha=3), x, y, alpha=3)
-            view = x[:, 1:]
-            assert_matches_torch_add(add(view, view), view, view)
+            def same_as_exact(op: Operator = op, wrapper=wrapper, dtype: torch.dtype = dtype):
+                arguments = sample_arguments(
+                    op, lambda shape: random_tensor(shape, dtype, device, generator)
+                )
+                positional, keywords = op.split(arguments)
+                assert_is_weighted_sum(wrapper(*positional, **keywords), *op.terms(*arguments))
+                if op is ADD:
+                    x, y, alpha = arguments
+                    assert_matches_torch_add(add(x, y), x, y)
+                    assert_matches_torch_add(add(x, y, alpha=alpha), x, y, alpha=alpha)
+                    view = x[:, 1:]
+                    assert_matches_torch_add(add(view, view), view, view)
 
-        results.append(_case(device, f"add {dtype_name(dtype)}", same_as_torch))
+            results.append(_case(device, f"{op.name} {dtype_name(dtype)}", same_as_exact))
 
-    def gradients() -> None:
-        x = random_tensor((8, 5), torch.float64, device, generator).requires_grad_()
-        y = random_tensor((5,), torch.float64, device, generator).requires_grad_()
-        add(x, y, alpha=2.5).sum().backward()
-        assert x.grad is not None
-        assert y.grad is not None
-        torch.testing.assert_close(x.grad, torch.ones_like(x))
-        torch.testing.assert_close(y.grad, torch.full_like(y, 8 * 2.5))
+        def gradients(op: Operator = op, wrapper=wrapper) -> None:
+            def leaf(shape: tuple[int, ...]) -> torch.Tensor:
+                return random_tensor(shape, torch.float64, device, generator).requires_grad_()
 
-    results.append(_case(device, "autograd", gradients))
+            arguments = sample_arguments(op, leaf)
+            positional, keywords = op.split(arguments)
+            result = wrapper(*positional, **keywords)
+            result.sum().backward()
+            for tensor, weight in zip(*op.terms(*arguments), strict=True):
+                # each element of an input reaches result.numel() / its numel() elements
+                expected = weight * result.numel() / tensor.numel()
+                torch.testing.assert_close(tensor.grad, torch.full_like(tensor, expected))
+
+        results.append(_case(device, f"{op.name} autograd", gradients))
     return results
 
 

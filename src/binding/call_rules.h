@@ -151,23 +151,29 @@ struct Problem {
 };
 
 // A weight for element type T, which the kernels take as alpha_t<T>: integral (and in range)
-// for integers, within float32's range for the types that compute in float32. `index` is the
-// weight's input; `dtype()` names the tensors' dtype, called only to word a failure.
+// for integers, within float32's range for the types that compute in float32. `given` is the
+// value of the user's argument that made it (sub's alpha for its weight -alpha), which the words
+// name; `index` is the weight's input; `dtype()` names the tensors' dtype, called only to word a
+// failure.
 template <class T, class DTypeName>
-Problem weight_problem(const OperatorWords& words, double weight, int index,
+Problem weight_problem(const OperatorWords& words, double weight, double given, int index,
                        const DTypeName& dtype) {
   // The words are put together only for a failure: this runs on every call.
-  const auto given = [&] {
-    const std::string value = number_text(weight);
+  const auto derived = [&] {
+    return !(weight == given || (std::isnan(weight) && std::isnan(given)));
+  };
+  const auto stated = [&] {
+    const std::string value = number_text(given);
     return std::string(words.call) + ": argument '" + words.weights + "' " +
            (words.weights_list ? "has " + value + " at index " + std::to_string(index)
-                               : "is " + value);
+                               : "is " + value) +
+           (derived() ? " (" + words.input(index) + "'s weight " + number_text(weight) + ")" : "");
   };
   const auto have = [&] { return std::string(" but ") + words.all_inputs + " have dtype "; };
   if constexpr (std::is_integral_v<T>) {
     if (!std::isfinite(weight) || weight != std::trunc(weight)) {
       return {ErrorKind::kType,
-              given() + have() + dtype() + "; expected " +
+              stated() + have() + dtype() + "; expected " +
                   (words.weights_list ? "integral weights"
                                       : std::string("an integral ") + words.weights) +
                   " for integer tensors"};
@@ -176,14 +182,15 @@ Problem weight_problem(const OperatorWords& words, double weight, int index,
     const auto highest = std::numeric_limits<T>::max();
     // -lowest is 2^31 or 2^63, exact as a double; the largest T may not be.
     if (weight < static_cast<double>(lowest) || weight >= -static_cast<double>(lowest)) {
-      return {ErrorKind::kValue, given() + have() + dtype() + "; expected an integer from " +
+      return {ErrorKind::kValue, stated() + have() + dtype() + "; expected " +
+                                     (derived() ? "a weight" : "an integer") + " from " +
                                      std::to_string(lowest) + " to " + std::to_string(highest)};
     }
   } else if constexpr (std::is_same_v<vecadd::alpha_t<T>, float>) {
     const double largest = std::numeric_limits<float>::max();
     if (std::isfinite(weight) && std::abs(weight) > largest) {
       return {ErrorKind::kValue,
-              given() + ", which " + dtype() +
+              stated() + ", which " + dtype() +
                   " tensors cannot use: they compute in float32, so expected a magnitude of "
                   "at most " +
                   number_text(largest) + " (or inf or nan)"};
@@ -200,13 +207,20 @@ bool byte_ranges_intersect(const void* a, const Operand& a_shape, const void* b,
 bool has_repeated_elements(const Operand& shape);
 
 // One call of a weighted-sum operator as the rules see it: its words, its inputs (pointers to a
-// binding's tensors), one weight per input.
+// binding's tensors), one weight per input, and the weights' argument as the call gave it where
+// the weights derive from it (sub's alpha, for the weights {1, -alpha}): one value per input for
+// a list, else one; nullptr when the weights are the argument itself.
 template <class Tensor>
 struct SumCall {
   const OperatorWords& words;
   const Tensor* const* inputs;
   int count;
   const double* weights;
+  const double* given = nullptr;
+
+  double given_weight(int index) const {
+    return given == nullptr ? weights[index] : given[words.weights_list ? index : 0];
+  }
 
   const Tensor& operator[](int index) const { return *inputs[index]; }
 };
@@ -288,7 +302,7 @@ struct CallRules {
       using T = typename decltype(tag)::type;
       // add's alpha weighs y alone: x's weight of 1 is no argument of the call.
       for (int i = words.weights_list ? 0 : call.count - 1; i < call.count; ++i) {
-        const Problem problem = weight_problem<T>(words, call.weights[i], i,
+        const Problem problem = weight_problem<T>(words, call.weights[i], call.given_weight(i), i,
                                                   [&] { return dtype_name(Api::dtype(first)); });
         if (!problem.message.empty()) {
           Api::fail(problem.kind, problem.message);
