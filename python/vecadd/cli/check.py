@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 import torch
 
-from . import _ops
-from ._dtypes import SUPPORTED_DTYPES, dtype_name
-from ._operators import ADD, OPERATORS, Operator
-from ._ops import add
+from .. import _ops
+from .._dtypes import SUPPORTED_DTYPES, dtype_name
+from .._operators import ADD, OPERATORS, Operator
+from .._ops import add
 
 
 @dataclass
