@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="{info,check,bench}")
     info = commands.add_parser("info", help="show how vecadd was built and what it sees")
     info.add_argument("--json", action="store_true", help="print build_info() as JSON")
-    commands.add_parser("check", help="self-test against torch.add on every device present")
+    commands.add_parser("check", help="self-test of every operator on every device present")
     bench = commands.add_parser("bench", help="bandwidth of vecadd.add against torch.add")
     from ..bench.command import add_arguments
 
