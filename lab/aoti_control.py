@@ -1,3 +1,5 @@
+# Evidence for: docs/deploy.md, "torch's Python loader" (the segmentation fault is torch's, not
+# vecadd's).
 """A model with no vecadd in it (a Linear and torch.add), exported, AOT-compiled and loaded back
 from Python in fresh processes: the control case for an AOTInductor package on a machine. Each
 step of torch's Python loader runs alone too, to show which one fails: reading the package's

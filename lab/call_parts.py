@@ -1,8 +1,9 @@
+# Evidence for: docs/portable.md, "Per-call cost", and docs/benchmarks.md, "Per-call cost".
 """Per-call cost of each way into the installed vecadd build, on 16-element CUDA tensors.
 
     python lab/call_parts.py
 
-Each way in is timed over 20,000 calls per round, rounds interleaved (vecadd/_bench_timing.py),
+Each way in is timed over 20,000 calls per round, rounds interleaved (vecadd/bench/timing.py),
 and printed as the median of its paired per-round ratios to torch.add (below 1: cheaper).
 torch.ops.aten.add.Tensor is torch's own add through the Python path every torch.ops operator
 takes, the floor for vecadd's ops reached that way.
@@ -17,7 +18,7 @@ import time
 import torch
 
 import vecadd
-from vecadd._bench_timing import interleaved_samples
+from vecadd.bench.timing import interleaved_samples
 
 CALLS = 20_000
 ROUNDS = 11

@@ -1,10 +1,12 @@
+# Evidence for: docs/kernel-notes.md, "Versions, predictions, outcomes" (how the cold mode times a
+# call), and docs/benchmarks.md, "NVIDIA H200, 2026-12-01, three modes, version 18".
 """Where the cold-cache gap to torch.add sits: in the kernels' run time, or around them.
 
     python lab/cold_gap.py [--rounds 15] [--profiled-calls 200] [--flush-mib N]
 
 For each case, on the same x, y and z, with the L2 flushed before every call, rounds
 interleaved, as median paired ratios (above 1: the second is faster):
-- the bench's cold mode (vecadd/_bench_timing.py: from the flush kernel's end to the call's
+- the bench's cold mode (vecadd/bench/timing.py: from the flush kernel's end to the call's
   end, by the GPU's timestamps): torch.add(out=z) against a second torch.add(out=z) (A/A:
   the harness's own spread and any bias of position) and against vecadd.add(out=z);
 - the same calls bracketed by CUDA events recorded between the flush and the call (how the
@@ -13,7 +15,7 @@ interleaved, as median paired ratios (above 1: the second is faster):
   from the end of the flush kernel to the add kernel's start (negative: it started over the
   flush's tail), medians over `profiled-calls` calls of each.
 --flush-mib sets the buffer that the event-timed calls and the kernel records flush (default:
-the bench's, vecadd._bench_timing.flush_buffer); the bench's own columns always flush the
+the bench's, vecadd.bench.timing.flush_buffer); the bench's own columns always flush the
 bench's buffer.
 """
 
@@ -25,8 +27,8 @@ import statistics
 import torch
 
 import vecadd
-from vecadd._bench_modes import cold_calls
-from vecadd._bench_timing import cold_samples, device_spans, flush_buffer, interleaved_samples
+from vecadd.bench.modes import cold_calls
+from vecadd.bench.timing import cold_samples, device_spans, flush_buffer, interleaved_samples
 
 CASES = (
     (torch.float16, 16),

@@ -1,3 +1,5 @@
+# Evidence for: docs/portable.md, "Per-call cost" (importing vecadd leaves torch's own calls' cost
+# alone: import-effect.txt of docs/data/h200-modes-v17).
 """Host time of torch calls on 16-element CUDA tensors after importing a vecadd build, or none.
 
     python lab/import_effect.py none|stable|native

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Evidence for: docs/kernel-notes.md, "Resource report and SASS".
 # Resource usage and load/store widths of vecadd's CUDA kernels for one arch, read from the
 # built kernel library (no GPU, no sources). Needs cuobjdump and nvdisasm on PATH (pip:
 # nvidia-cuda-cuobjdump; triton ships nvdisasm).

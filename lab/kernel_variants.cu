@@ -1,3 +1,5 @@
+// Evidence for: docs/kernel-notes.md, "Versions, predictions, outcomes" (the candidates each kernel
+// version was chosen over).
 // Candidate contiguous kernels next to vecadd's own, built as a small shared library so that
 // lab/kernel_variants.py can time each of them next to torch.add on the same buffers. The
 // library is reached through its public headers and its CUDA library only; every other variant

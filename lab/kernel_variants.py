@@ -1,3 +1,5 @@
+# Evidence for: docs/kernel-notes.md, "Versions, predictions, outcomes" (the candidates each kernel
+# version was chosen over).
 """Time candidate contiguous kernels next to vecadd's own and torch.add on the same buffers.
 
     lab/gpu_session.sh variants     # builds kernel_variants.so against the installed vecadd
@@ -6,7 +8,7 @@
 kernel_variants.so comes from lab/kernel_variants.cu, which reaches vecadd only through its
 public headers and its CUDA library (its build line is in that file). Each cell is torch.add(x, y,
 out=z)'s time divided by the variant's (above 1: the variant is faster), the median of paired
-per-round ratios, timed as the bench's modes time them (vecadd/_bench_modes.py), rounds
+per-round ratios, timed as the bench's modes time them (vecadd/bench/modes.py), rounds
 interleaved:
 - chain: back-to-back launches on the same buffers, one CUDA-graph replay per batch;
 - cold: the L2 flushed before every launch;
@@ -29,9 +31,9 @@ import sys
 import torch
 
 import vecadd
-from vecadd._bench_layouts import bytes_moved
-from vecadd._bench_modes import batch_calls, cold_calls, pipeline_around, pipeline_bytes
-from vecadd._bench_timing import batch_samples, cold_samples
+from vecadd.bench.layouts import bytes_moved
+from vecadd.bench.modes import batch_calls, cold_calls, pipeline_around, pipeline_bytes
+from vecadd.bench.timing import batch_samples, cold_samples
 
 
 def load_library(path: str) -> ctypes.CDLL:

@@ -1,3 +1,5 @@
+# Evidence for: docs/data/h200-modes-v17/README.md, the Nsight Compute files behind docs/kernel-
+# notes.md, "Versions, predictions, outcomes".
 """The kernels of torch.add and vecadd.add, and lab shapes, for Nsight Compute to compare.
 
     ncu --clock-control none --cache-control all --profile-from-start off --csv \\

@@ -1,9 +1,11 @@
+# Evidence for: docs/benchmarks.md, "NVIDIA H200, 2026-12-01, three modes, version 18" (how far a
+# ratio can be trusted), and docs/kernel-notes.md, "Versions, predictions, outcomes".
 """How far torch.add is from itself in the bench's modes: the resolution of a ratio to it.
 
     python lab/parity_spread.py [--rounds 7] [--modes cold,pipeline-graph]
 
 Each cell (contiguous, out=, n = 2^16 ... 2^28 in steps of 4x, every dtype) times three
-candidates as the bench's modes time them (vecadd/_bench_modes.py), rounds interleaved:
+candidates as the bench's modes time them (vecadd/bench/modes.py), rounds interleaved:
 torch.add, torch.add again, and vecadd.add. It prints the median paired ratio of torch.add to
 its second self (A/A) and to vecadd.add, and the range of the per-round A/A ratios: how far two
 timings of the same work land apart in that cell. A vecadd cell below 1.00 but within that
@@ -19,9 +21,9 @@ import statistics
 import torch
 
 import vecadd
-from vecadd._bench_layouts import operands
-from vecadd._bench_modes import batch_calls, cold_calls, pipeline_around, pipeline_bytes
-from vecadd._bench_timing import batch_samples, cold_samples
+from vecadd.bench.layouts import operands
+from vecadd.bench.modes import batch_calls, cold_calls, pipeline_around, pipeline_bytes
+from vecadd.bench.timing import batch_samples, cold_samples
 
 LOG2_SIZES = range(16, 29, 2)
 

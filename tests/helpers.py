@@ -94,14 +94,14 @@ def major_minor(version: str) -> str:
 
 
 def run_vecadd_in_process(*arguments: str) -> subprocess.CompletedProcess:
-    """`python -m vecadd ARGUMENTS` through vecadd.__main__.main in this process, its output
+    """`python -m vecadd ARGUMENTS` through vecadd.cli.main.main in this process, its output
     captured: the same parser and commands without a new interpreter importing torch (about
     4 s each). Tests of the entry points themselves, or that need another environment, start
     a process."""
     import contextlib
     import io
 
-    from vecadd.__main__ import main
+    from vecadd.cli.main import main
 
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):

@@ -11,7 +11,7 @@ import pytest
 
 import vecadd
 from helpers import run_vecadd_in_process
-from vecadd._bench_timing import interleaved_medians, interleaved_samples
+from vecadd.bench.timing import interleaved_medians, interleaved_samples
 
 LAYOUTS = (
     "contiguous",

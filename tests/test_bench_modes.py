@@ -11,7 +11,7 @@ from test_bench import SMALL, assert_one_line_error, run_bench
 
 
 def crafted_row(dtype="float32", log2=10, ours=(1.0, 1.0), theirs=(1.0, 1.0), **fields):
-    from vecadd._bench_report import BandwidthRow
+    from vecadd.bench.report import BandwidthRow
 
     values = {"device": "cuda:0", "layout": "contiguous", "out": False, "mode": "cold"}
     values.update(fields)
@@ -30,7 +30,7 @@ def crafted_row(dtype="float32", log2=10, ours=(1.0, 1.0), theirs=(1.0, 1.0), **
 
 
 def test_summary_names_the_median_and_the_worst_cell_per_mode():
-    from vecadd._bench_report import summary_lines
+    from vecadd.bench.report import summary_lines
 
     rows = [
         crafted_row(log2=10, ours=(1.0, 1.0), theirs=(1.2, 1.2)),  # 1.2
@@ -45,7 +45,7 @@ def test_summary_names_the_median_and_the_worst_cell_per_mode():
 
 
 def test_ratio_is_the_median_of_per_round_ratios_and_disagreement_warns():
-    from vecadd._bench_report import summary_lines
+    from vecadd.bench.report import summary_lines
 
     # Round ratios 1.0, 2.0, 1.1: the median of ratios is 1.1, not the ratio of medians.
     noisy = crafted_row(log2=20, ours=(1.0, 1.0, 1.0), theirs=(1.0, 2.0, 1.1), dtype="float16")
@@ -76,8 +76,8 @@ def test_record_keeps_rounds_and_the_ratio_range():
 def test_figures_beyond_the_peak_or_inside_the_cache_are_labelled_cache_resident():
     import torch
 
-    from vecadd._bench_modes import _row
-    from vecadd._bench_report import format_bandwidth
+    from vecadd.bench.modes import _row
+    from vecadd.bench.report import format_bandwidth
 
     cpu = torch.device("cpu")
     nbytes = 6 * 2**20
@@ -97,8 +97,8 @@ def test_figures_beyond_the_peak_or_inside_the_cache_are_labelled_cache_resident
 
 
 def test_mode_argument_expands_all_and_keeps_a_fixed_order():
-    from vecadd._bench import modes_from_argument
-    from vecadd._command_line import CommandLineError
+    from vecadd.bench.command import modes_from_argument
+    from vecadd.cli.without_torch import CommandLineError
 
     assert modes_from_argument("chain") == ["chain"]
     assert modes_from_argument("pipeline, cold") == ["cold", "pipeline"]
@@ -158,7 +158,7 @@ def test_cli_bench_cold_and_pipeline_modes_on_cpu(tmp_path):
 
 @pytest.mark.cuda
 def test_cli_bench_cold_and_pipeline_modes_on_cuda(tmp_path, capsys):
-    from vecadd.__main__ import main
+    from vecadd.cli.main import main
 
     json_path = tmp_path / "bench.json"
     status = main(
@@ -182,13 +182,13 @@ def test_cli_bench_cold_and_pipeline_modes_on_cuda(tmp_path, capsys):
 
 
 def test_interleaved_order_warms_each_up_then_rotates_the_start():
-    from vecadd._bench_timing import interleaved_order
+    from vecadd.bench.timing import interleaved_order
 
     assert interleaved_order(3, 2) == [0, 1, 2, 0, 1, 2, 1, 2, 0]
 
 
 def test_cold_times_run_from_each_flush_end_to_the_end_of_the_work_after_it():
-    from vecadd._bench_timing import times_after_flushes
+    from vecadd.bench.timing import times_after_flushes
 
     spans = [
         ("fill", 0, 100),
@@ -205,7 +205,7 @@ def test_cold_times_run_from_each_flush_end_to_the_end_of_the_work_after_it():
 def test_cold_mode_times_each_call_from_the_end_of_its_flush():
     import torch
 
-    from vecadd._bench_timing import cold_samples
+    from vecadd.bench.timing import cold_samples
 
     device = torch.device("cuda", torch.cuda.current_device())
     small = torch.ones(16, device=device)
@@ -221,7 +221,7 @@ def test_cold_mode_times_each_call_from_the_end_of_its_flush():
 def test_chain_on_cuda_is_cache_resident_only_when_it_fits():
     import torch
 
-    from vecadd._bench_modes import cache_bytes, measure_chain
+    from vecadd.bench.modes import cache_bytes, measure_chain
 
     device = torch.device("cuda", torch.cuda.current_device())
     small = measure_chain(device, torch.float32, 2**12, "contiguous", True, 2)
@@ -233,7 +233,7 @@ def test_chain_on_cuda_is_cache_resident_only_when_it_fits():
 
 def test_plots_from_crafted_rows(tmp_path):
     pytest.importorskip("matplotlib")
-    from vecadd._bench_plot import cold_bandwidth_path, plot_cold_bandwidth, plot_ratios
+    from vecadd.bench.plot import cold_bandwidth_path, plot_cold_bandwidth, plot_ratios
 
     rows = [
         crafted_row(dtype=dtype, log2=log2, mode=mode, out=out, theirs=(1.0, 1.0 + log2 / 100))
@@ -280,7 +280,7 @@ def test_rows_of_one_kind_stay_together_when_a_cell_gives_several(monkeypatch):
 
     import torch
 
-    import vecadd._bench as bench
+    import vecadd.bench.command as bench
 
     measured = bench.measure
 

@@ -215,7 +215,7 @@ def test_cli_check_without_a_gpu_says_the_cuda_kernels_went_untested():
     ],
 )
 def test_check_names_what_it_could_not_test(with_cuda, gpus, expected):
-    from vecadd._check import untested_cuda_note
+    from vecadd.cli.check import untested_cuda_note
 
     note = untested_cuda_note(with_cuda, ["sm_90", "compute_90"], gpus, "why")
     if expected is None:
@@ -275,7 +275,7 @@ def test_cli_light_queries_load_neither_torch_nor_the_libraries(command, flag):
     )
     assert ran.returncode == 0, ran.stderr
     modules = imported_modules(ran.stderr)
-    assert "vecadd._command_line" in modules, "the -X importtime log was not read"
+    assert "vecadd.cli.without_torch" in modules, "the -X importtime log was not read"
     loaders = ("torch.", "vecadd._C", "vecadd._loader", "vecadd._library")
     heavy = sorted(m for m in modules if m == "torch" or m.startswith(loaders))
     assert heavy == []

@@ -34,22 +34,28 @@ def _is_concrete(sizes) -> bool:
     return all(isinstance(s, int) for s in sizes)
 
 
-def _check_weight(op: Operator, weight: float, index: int, dtype: torch.dtype) -> None:
-    value = number_text(weight)
-    given = f"{op.call}: argument '{op.weights}' " + (
+def _check_weight(op: Operator, weight: float, given: float, index: int, dtype) -> None:
+    """`given`: the value of the call's argument that made the weight (sub's alpha for its
+    weight -alpha), which the words name."""
+    derived = not (weight == given or (math.isnan(weight) and math.isnan(given)))
+    value = number_text(given)
+    stated = f"{op.call}: argument '{op.weights}' " + (
         f"has {value} at index {index}" if op.weights_list else f"is {value}"
     )
+    if derived:
+        stated += f" ({op.input_name(index)}'s weight {number_text(weight)})"
     have = f" but {op.all_inputs} have dtype {dtype}"
     if not dtype.is_floating_point:
         if not math.isfinite(weight) or weight != math.trunc(weight):
             wanted = "integral weights" if op.weights_list else f"an integral {op.weights}"
-            raise TypeError(f"{given}{have}; expected {wanted} for integer tensors")
+            raise TypeError(f"{stated}{have}; expected {wanted} for integer tensors")
         info = torch.iinfo(dtype)
         if not (info.min <= weight < -float(info.min)):
-            raise ValueError(f"{given}{have}; expected an integer from {info.min} to {info.max}")
+            wanted = "a weight" if derived else "an integer"
+            raise ValueError(f"{stated}{have}; expected {wanted} from {info.min} to {info.max}")
     elif dtype in _COMPUTES_IN_FLOAT32 and math.isfinite(weight) and abs(weight) > _FLOAT32_MAX:
         raise ValueError(
-            f"{given}, which {dtype} tensors cannot use: they compute in float32, so expected a "
+            f"{stated}, which {dtype} tensors cannot use: they compute in float32, so expected a "
             f"magnitude of at most {number_text(_FLOAT32_MAX)} (or inf or nan)"
         )
 
@@ -67,7 +73,9 @@ def check_list(op: Operator, tensors: list, weights: list) -> None:
         )
 
 
-def check_inputs(op: Operator, tensors: list, weights: list) -> None:
+def check_inputs(op: Operator, tensors: list, weights: list, given: list | None = None) -> None:
+    """`given`: the weights as the call's argument gave them, where ``terms`` derives the weights
+    from it (sub's alpha); None when they are the argument itself."""
     if op.weights_list:
         check_list(op, tensors, weights)
     for index, tensor in enumerate(tensors):
@@ -95,7 +103,9 @@ def check_inputs(op: Operator, tensors: list, weights: list) -> None:
             )
     # add's alpha weighs y alone: x's weight of 1 is no argument of the call.
     for index in range(0 if op.weights_list else len(tensors) - 1, len(tensors)):
-        _check_weight(op, weights[index], index, first.dtype)
+        _check_weight(
+            op, weights[index], (weights if given is None else given)[index], index, first.dtype
+        )
 
 
 def _broadcast_error(op: Operator, before: str, name: str, sizes, dimension: int, a, b):
@@ -149,8 +159,8 @@ def check_out(op: Operator, out: torch.Tensor, first: torch.Tensor, shape) -> No
         )
 
 
-def fake_result(op: Operator, tensors: list, weights: list) -> torch.Tensor:
-    check_inputs(op, tensors, weights)
+def fake_result(op: Operator, tensors: list, weights: list, given: list | None = None):
+    check_inputs(op, tensors, weights, given)
     result_shape(op, tensors)
     # torch.add's own shape function lays the result out as the real kernels do (the C++
     # library's result_strides follows a chain of torch.add), also for sizes known at run time.
@@ -161,8 +171,16 @@ def fake_result(op: Operator, tensors: list, weights: list) -> torch.Tensor:
 
 
 def _terms(op: Operator, signature: inspect.Signature, args, kwargs):
+    """The call's tensors, their weights, and the weights as its argument gave them."""
     bound = signature.bind(*args, **kwargs)
-    return op.terms(*bound.args, **bound.kwargs)
+    bound.apply_defaults()
+    tensors, weights = op.terms(*bound.args, **bound.kwargs)
+    argument = bound.arguments[op.weights]
+    if op.weights_list:
+        given = weights if argument is None else list(argument)
+    else:  # one argument weighs the last input
+        given = [*weights[:-1], argument]
+    return tensors, weights, given
 
 
 def _register(op: Operator) -> None:
@@ -172,8 +190,8 @@ def _register(op: Operator) -> None:
         return fake_result(op, *_terms(op, signature, args, kwargs))
 
     def out_variant(*args, out, **kwargs):
-        tensors, weights = _terms(op, signature, args, kwargs)
-        check_inputs(op, tensors, weights)
+        tensors, weights, given = _terms(op, signature, args, kwargs)
+        check_inputs(op, tensors, weights, given)
         check_out(op, out, tensors[0], result_shape(op, tensors))
 
     for name, is_out in op.registered_names():

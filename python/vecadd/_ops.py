@@ -48,8 +48,7 @@ def _as_float(value: object, name: str, call: str) -> float:
     if isinstance(value, bool):
         raise TypeError(
             f"{call}: argument '{name}' is a bool ({value}); expected an int or a float "
-            "(as torch.add, which takes a bool alpha only for bool tensors, a dtype vecadd "
-            "does not support)"
+            "(torch takes a bool weight only for bool tensors, a dtype vecadd does not support)"
         )
     if not isinstance(value, int):
         raise TypeError(

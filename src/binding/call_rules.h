@@ -1,10 +1,11 @@
 // The rules every call of a vecadd operator obeys, whichever torch API a binding is written
 // against: each operator is a weighted sum of tensors, so one set of rules serves them all (the
-// checks, their order and their words, the result's shape and layout, and the one dispatch
+// checks, their order and their words, the result's shape, and the one dispatch
 // from a dtype to the kernel library's element type), each operator naming its inputs and
-// weights in its own words (OperatorWords, from python/vecadd/_operators.py). A binding
-// supplies `Api`, a struct of static functions that read its tensors and raise its errors (see
-// src/torch/native_api.h and src/stable/stable_api.h); nothing here includes torch.
+// weights in its own words (OperatorWords, from python/vecadd/_operators.py); sum_kernels.h
+// runs a call that passes them. A binding supplies `Api`, a struct of static functions that
+// read its tensors and raise its errors (see src/torch/native_api.h and
+// src/stable/stable_api.h); nothing here includes torch.
 #pragma once
 
 #include <algorithm>
@@ -151,23 +152,29 @@ struct Problem {
 };
 
 // A weight for element type T, which the kernels take as alpha_t<T>: integral (and in range)
-// for integers, within float32's range for the types that compute in float32. `index` is the
-// weight's input; `dtype()` names the tensors' dtype, called only to word a failure.
+// for integers, within float32's range for the types that compute in float32. `given` is the
+// value of the user's argument that made it (sub's alpha for its weight -alpha), which the words
+// name; `index` is the weight's input; `dtype()` names the tensors' dtype, called only to word a
+// failure.
 template <class T, class DTypeName>
-Problem weight_problem(const OperatorWords& words, double weight, int index,
+Problem weight_problem(const OperatorWords& words, double weight, double given, int index,
                        const DTypeName& dtype) {
   // The words are put together only for a failure: this runs on every call.
-  const auto given = [&] {
-    const std::string value = number_text(weight);
+  const auto derived = [&] {
+    return !(weight == given || (std::isnan(weight) && std::isnan(given)));
+  };
+  const auto stated = [&] {
+    const std::string value = number_text(given);
     return std::string(words.call) + ": argument '" + words.weights + "' " +
            (words.weights_list ? "has " + value + " at index " + std::to_string(index)
-                               : "is " + value);
+                               : "is " + value) +
+           (derived() ? " (" + words.input(index) + "'s weight " + number_text(weight) + ")" : "");
   };
   const auto have = [&] { return std::string(" but ") + words.all_inputs + " have dtype "; };
   if constexpr (std::is_integral_v<T>) {
     if (!std::isfinite(weight) || weight != std::trunc(weight)) {
       return {ErrorKind::kType,
-              given() + have() + dtype() + "; expected " +
+              stated() + have() + dtype() + "; expected " +
                   (words.weights_list ? "integral weights"
                                       : std::string("an integral ") + words.weights) +
                   " for integer tensors"};
@@ -176,14 +183,15 @@ Problem weight_problem(const OperatorWords& words, double weight, int index,
     const auto highest = std::numeric_limits<T>::max();
     // -lowest is 2^31 or 2^63, exact as a double; the largest T may not be.
     if (weight < static_cast<double>(lowest) || weight >= -static_cast<double>(lowest)) {
-      return {ErrorKind::kValue, given() + have() + dtype() + "; expected an integer from " +
+      return {ErrorKind::kValue, stated() + have() + dtype() + "; expected " +
+                                     (derived() ? "a weight" : "an integer") + " from " +
                                      std::to_string(lowest) + " to " + std::to_string(highest)};
     }
   } else if constexpr (std::is_same_v<vecadd::alpha_t<T>, float>) {
     const double largest = std::numeric_limits<float>::max();
     if (std::isfinite(weight) && std::abs(weight) > largest) {
       return {ErrorKind::kValue,
-              given() + ", which " + dtype() +
+              stated() + ", which " + dtype() +
                   " tensors cannot use: they compute in float32, so expected a magnitude of "
                   "at most " +
                   number_text(largest) + " (or inf or nan)"};
@@ -200,13 +208,20 @@ bool byte_ranges_intersect(const void* a, const Operand& a_shape, const void* b,
 bool has_repeated_elements(const Operand& shape);
 
 // One call of a weighted-sum operator as the rules see it: its words, its inputs (pointers to a
-// binding's tensors), one weight per input.
+// binding's tensors), one weight per input, and the weights' argument as the call gave it where
+// the weights derive from it (sub's alpha, for the weights {1, -alpha}): one value per input for
+// a list, else one; nullptr when the weights are the argument itself.
 template <class Tensor>
 struct SumCall {
   const OperatorWords& words;
   const Tensor* const* inputs;
   int count;
   const double* weights;
+  const double* given = nullptr;
+
+  double given_weight(int index) const {
+    return given == nullptr ? weights[index] : given[words.weights_list ? index : 0];
+  }
 
   const Tensor& operator[](int index) const { return *inputs[index]; }
 };
@@ -288,7 +303,7 @@ struct CallRules {
       using T = typename decltype(tag)::type;
       // add's alpha weighs y alone: x's weight of 1 is no argument of the call.
       for (int i = words.weights_list ? 0 : call.count - 1; i < call.count; ++i) {
-        const Problem problem = weight_problem<T>(words, call.weights[i], i,
+        const Problem problem = weight_problem<T>(words, call.weights[i], call.given_weight(i), i,
                                                   [&] { return dtype_name(Api::dtype(first)); });
         if (!problem.message.empty()) {
           Api::fail(problem.kind, problem.message);
@@ -409,81 +424,5 @@ struct CallRules {
 Problem launch_problem(const char* call, cudaError_t status, int device_index,
                        const std::string& device);
 #endif
-
-// Every operator's kernels, for a binding's tensors: check -> allocate -> plan -> run. (The
-// Meta kernels are the Python fake kernels: torch refuses a C++ Meta kernel beside them.)
-template <class Api>
-struct SumKernels {
-  using Tensor = typename Api::Tensor;
-  using Rules = CallRules<Api>;
-  using Call = SumCall<Tensor>;
-
-  static Tensor sum(const Call& call) {
-    Rules::check_inputs(call);
-    Tensor out = allocate_result(call);
-    compute_into(call, out);
-    return out;
-  }
-
-  static void sum_out(const Call& call, const Tensor& out) {
-    Rules::check_inputs(call);
-    Rules::check_out(call, out, Rules::result_shape(call));
-    Rules::check_out_memory(call, out);
-    compute_into(call, out);
-  }
-
- private:
-  // The uninitialized result, laid out as a chain of torch.add lays out its result.
-  static Tensor allocate_result(const Call& call) {
-    const std::vector<std::int64_t> shape = Rules::result_shape(call);
-    if (call.count == 2) {  // the common call
-      return Api::empty_strided(
-          shape, vecadd::result_strides(Api::operand(call[0]), Api::operand(call[1]), shape),
-          call[0]);
-    }
-    std::vector<Operand> operands(static_cast<std::size_t>(call.count));
-    for (int i = 0; i < call.count; ++i) {
-      operands[i] = Api::operand(call[i]);
-    }
-    return Api::empty_strided(shape, vecadd::result_strides(operands.data(), call.count, shape),
-                              call[0]);
-  }
-
-  static void compute_into(const Call& call, const Tensor& out) {
-    if (Api::numel(out) == 0) {
-      return;
-    }
-    const typename Api::DeviceGuard guard(out);
-    visit_element_type(Api::dtype(out), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const int n = call.count;
-      PerOperand<const T*> data(n);
-      PerOperand<Operand> shapes(n);
-      PerOperand<vecadd::alpha_t<T>> weights(n);
-      for (int i = 0; i < n; ++i) {
-        data[i] = static_cast<const T*>(Api::data(call[i]));
-        shapes[i] = Api::operand(call[i]);
-        // check_inputs made sure each weight fits the compute type.
-        weights[i] = static_cast<vecadd::alpha_t<T>>(call.weights[i]);
-      }
-      auto* z_data = static_cast<T*>(Api::mutable_data(out));
-      const vecadd::Plan plan =
-          vecadd::plan_add_n(data.data(), shapes.data(), n, z_data, Api::operand(out));
-#if VECADD_WITH_CUDA
-      if (Api::is_cuda(out)) {
-        const cudaError_t status =
-            vecadd::add_n_cuda<T>(data.data(), weights.data(), z_data, plan, Api::cuda_stream(out));
-        if (status != cudaSuccess) {
-          const Problem problem = launch_problem(call.words.call, status, Api::device_index(out),
-                                                 Api::device_name(out));
-          Api::fail(problem.kind, problem.message);
-        }
-        return;
-      }
-#endif
-      vecadd::add_n_cpu<T>(data.data(), weights.data(), z_data, plan, Api::parallel_for());
-    });
-  }
-};
 
 }  // namespace vecadd::binding

@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "call_rules.h"
 #include "stable_api.h"
+#include "sum_kernels.h"
 #include "vecadd_operators.h"
 
 namespace vecadd::stable_binding {

@@ -5,9 +5,9 @@
 #include <torch/library.h>
 
 #include "autograd.h"
-#include "call_rules.h"
 #include "native_api.h"
 #include "ops.h"
+#include "sum_kernels.h"
 #include "vecadd_operators.h"
 
 namespace vecadd::torch_binding {

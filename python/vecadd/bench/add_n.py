@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ._bench_modes import batch_calls, cold_calls
-from ._bench_timing import batch_samples, cold_samples
-from ._dtypes import dtype_name
-from ._ops import add_n
+from .._dtypes import dtype_name
+from .._ops import add_n
+from .modes import batch_calls, cold_calls
+from .timing import batch_samples, cold_samples
 
 # The weights: the first is 1, so that the chain can carry the others as torch.add's alpha.
 WEIGHTS = (1.0, 0.5, 2.0, -1.0, 0.25, 3.0, -0.5, 1.5)

@@ -3,9 +3,9 @@ chain of torch.add and torch.compile (``python -m vecadd bench [--op add_n]``).
 
 Both operators run on the same buffers in the same process, interleaved round by round,
 so the ratio is what matters; bandwidth counts the bytes that must move (read x and y,
-write z: 3 * n * itemsize). The modes (chain, cold, pipeline) live in _bench_modes, timing,
-operand layouts, reporting and figures in _bench_timing, _bench_layouts, _bench_report and
-_bench_plot; this module checks the command line and drives it.
+write z: 3 * n * itemsize). The modes (chain, cold, pipeline) live in modes.py, timing,
+operand layouts, reporting and figures in timing.py, layouts.py, report.py and plot.py; this
+module checks the command line and drives it.
 """
 
 from __future__ import annotations
@@ -21,10 +21,15 @@ from pathlib import Path
 
 import torch
 
-from ._bench_add_n import format_add_n, measure_add_n
-from ._bench_layouts import LAYOUTS
-from ._bench_modes import MODES, copy_ceiling, measure
-from ._bench_report import (
+from .._dtypes import SUPPORTED_DTYPES, dtype_name
+from .._info import build_info
+from .._module import VecAdd
+from .._ops import add
+from ..cli.without_torch import CommandLineError
+from .add_n import format_add_n, measure_add_n
+from .layouts import LAYOUTS
+from .modes import MODES, copy_ceiling, measure
+from .report import (
     H200_HBM_PEAK_GBPS,
     RATIO_CONVENTION,
     BandwidthRow,
@@ -33,12 +38,7 @@ from ._bench_report import (
     format_call_cost,
     summary_lines,
 )
-from ._bench_timing import interleaved_samples
-from ._command_line import CommandLineError
-from ._dtypes import SUPPORTED_DTYPES, dtype_name
-from ._info import build_info
-from ._module import VecAdd
-from ._ops import add
+from .timing import interleaved_samples
 
 DTYPE_NAMES = {dtype_name(dtype): dtype for dtype in SUPPORTED_DTYPES}
 
@@ -389,7 +389,7 @@ def run_from_arguments(args: argparse.Namespace) -> int:
         with open(args.json, "w") as handle:
             json.dump(record, handle, indent=1)
     if args.plot:
-        from ._bench_plot import cold_bandwidth_path, plot_cold_bandwidth, plot_ratios
+        from .plot import cold_bandwidth_path, plot_cold_bandwidth, plot_ratios
 
         plot_ratios(rows, args.plot)
         print(f"plot: {args.plot}")

@@ -3,7 +3,7 @@
 chain: back-to-back calls on the same inputs in a CUDA graph (cache-resident when small);
 cold: the cache flushed before every call; pipeline: a producer writes x, the add runs,
 consumers read z, timed as a whole, eager and in a CUDA graph. Every mode times the two
-side by side, round by round (_bench_timing.interleaved_samples), and keeps paired ratios.
+side by side, round by round (timing.interleaved_samples), and keeps paired ratios.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from collections.abc import Callable
 
 import torch
 
-from ._bench_layouts import bytes_moved, operands
-from ._bench_report import H200_HBM_PEAK_GBPS, BandwidthRow
-from ._bench_timing import batch_samples, cold_samples
-from ._dtypes import dtype_name
-from ._ops import add
+from .._dtypes import dtype_name
+from .._ops import add
+from .layouts import bytes_moved, operands
+from .report import H200_HBM_PEAK_GBPS, BandwidthRow
+from .timing import batch_samples, cold_samples
 
 MODES = ("chain", "cold", "pipeline")
 

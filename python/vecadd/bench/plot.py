@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._bench_report import H200_HBM_PEAK_GBPS, BandwidthRow
+from .report import H200_HBM_PEAK_GBPS, BandwidthRow
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -1,0 +1,150 @@
+"""Command line: ``python -m vecadd {info,check,bench}``, ``--cmakedir``, ``--includes``,
+``--version``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from .without_torch import PATH_FLAGS, CommandLineError, asks_only_for_a_path
+
+PROG = "python -m vecadd"
+
+# 128 + SIGPIPE, as cat or yes give after `| head -1`: pipefail sees a cut, not a success.
+EXIT_READER_GONE = 141
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="vecadd: z = x + alpha * y for PyTorch on CPU and CUDA.",
+    )
+    paths = parser.add_mutually_exclusive_group()
+    paths.add_argument(
+        "--cmakedir", action="store_true", help="print the directory of vecaddConfig.cmake and exit"
+    )
+    paths.add_argument(
+        "--includes",
+        action="store_true",
+        help="print the include flag for vecadd's C++ headers and exit",
+    )
+    paths.add_argument("--version", action="store_true", help="print vecadd's version and exit")
+    commands = parser.add_subparsers(dest="command", metavar="{info,check,bench}")
+    info = commands.add_parser("info", help="show how vecadd was built and what it sees")
+    info.add_argument("--json", action="store_true", help="print build_info() as JSON")
+    commands.add_parser("check", help="self-test of every operator on every device present")
+    bench = commands.add_parser("bench", help="bandwidth of vecadd.add against torch.add")
+    from ..bench.command import add_arguments
+
+    add_arguments(bench)
+    return parser
+
+
+def _print_path(flag: str) -> int:
+    from .._build_config import VERSION
+    from .._info import get_cmake_dir, get_include
+
+    answers = {
+        "--cmakedir": get_cmake_dir,
+        "--includes": lambda: f"-I{get_include()}",
+        "--version": lambda: f"vecadd {VERSION}",
+    }
+    print(answers[flag]())
+    return 0
+
+
+def _info(as_json: bool) -> int:
+    import torch
+
+    import vecadd
+
+    info = vecadd.build_info()
+    if as_json:
+        print(json.dumps(info, indent=2))
+        return 0
+    libraries = info.pop("cuda_libraries")
+    for key, value in info.items():
+        print(f"{key:>17}: {value}")
+    print(f"{'torch loaded':>17}: {torch.__version__} (CUDA {torch.version.cuda or 'none'})")
+    gpus = (
+        [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        if torch.cuda.is_available()
+        else []
+    )
+    print(f"{'GPUs':>17}: {', '.join(gpus) if gpus else 'none'}")
+    print(f"{'CUDA libraries':>17}: {len(libraries) or 'none'}")
+    for library in libraries:
+        state = "loaded" if library["folder"] == info["cuda_library"] else "not loaded"
+        print(
+            f"{'':>17}  CUDA {library['cuda_version']} ({state}): {library['folder']}, "
+            f"{' '.join(library['cuda_archs'])}"
+        )
+    return 0
+
+
+def _check() -> int:
+    import torch
+
+    from .._info import build_info
+    from .check import run_checks, untested_cuda_note
+
+    results = run_checks()
+    for result in results:
+        status = "ok" if result.passed else "FAILED"
+        line = f"{result.device:>8}  {result.case:<18} {status}"
+        print(f"{line}  {result.detail}" if result.detail else line)
+    info = build_info()
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    note = untested_cuda_note(info["with_cuda"], info["cuda_archs"], gpus, info["cuda_not_loaded"])
+    if note is not None:
+        print(f"{'cuda':>8}  {note}")
+    failed = sum(not result.passed for result in results)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def _run(arguments: list[str]) -> int:
+    if asks_only_for_a_path(arguments):
+        return _print_path(arguments[0])
+    parser = _parser()
+    args = parser.parse_args(arguments)
+    flag = next((f for f in PATH_FLAGS if getattr(args, f.removeprefix("--"))), None)
+    if flag is not None:
+        if args.command is not None:
+            parser.error(f"{flag} prints an answer and takes no command (got {args.command!r})")
+        return _print_path(flag)
+    if args.command == "info":
+        return _info(args.json)
+    if args.command == "check":
+        return _check()
+    if args.command == "bench":
+        from ..bench.command import run_from_arguments
+
+        try:
+            return run_from_arguments(args)
+        except CommandLineError as error:
+            print(f"{PROG} bench: error: {error}", file=sys.stderr)
+            return error.exit_status
+    parser.print_usage(sys.stderr)
+    print(f"{PROG}: error: a command is required (info, check or bench)", file=sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        status = _run(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # a reader that left surfaces here, not in the exit-time flush
+    except BrokenPipeError:
+        # Point stdout at devnull so that the interpreter's own flush at exit stays quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_READER_GONE
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
