@@ -7,13 +7,15 @@ torch.compile keep vecadd's kernels."""
 from __future__ import annotations
 
 import operator
+import re
+import subprocess
 import sys
 
 import pytest
 import torch
 
 import vecadd
-from helpers import make_tensor
+from helpers import ROOT, make_tensor
 
 BATCHES = (1, 7)
 ONNX_DTYPES = [torch.float32, torch.float16, torch.float64, torch.int32, torch.int64]
@@ -186,3 +188,30 @@ def test_executorch_program_runs_like_eager(dtype, tmp_path):
         x, y = operands(dtype, batch, seed=batch)
         (result,) = method.execute([x, y])
         torch.testing.assert_close(result, model(x, y), rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------- docs/deploy.md
+
+MODEL_BLOCK, *ROUTE_BLOCKS = re.findall(
+    r"^```python\n(.*?)^```", (ROOT / "docs" / "deploy.md").read_text(), re.M | re.S
+)
+# What a block of the guide needs beyond torch and vecadd, by what it calls.
+NEEDS = {"onnx_translations": ("onnxscript", "onnxruntime"), "executorch": ("executorch",)}
+
+
+@pytest.mark.parametrize(
+    "block", ROUTE_BLOCKS, ids=lambda b: next((w for w in NEEDS if w in b), "decompositions")
+)
+def test_deploy_guide_blocks_run(block, tmp_path):
+    for word, modules in NEEDS.items():
+        if word in block:
+            for module in modules:
+                pytest.importorskip(module)
+    ran = subprocess.run(
+        [sys.executable, "-c", MODEL_BLOCK + block],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert ran.returncode == 0, ran.stderr
