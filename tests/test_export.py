@@ -6,6 +6,8 @@ torch.compile keep vecadd's kernels."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import operator
 import re
 import subprocess
@@ -16,6 +18,7 @@ import torch
 
 import vecadd
 from helpers import ROOT, make_tensor
+from vecadd._operators import ADD
 
 BATCHES = (1, 7)
 ONNX_DTYPES = [torch.float32, torch.float16, torch.float64, torch.int32, torch.int64]
@@ -115,6 +118,25 @@ def test_the_default_table_and_eager_dispatch_keep_vecadds_kernels():
         torch.testing.assert_close(result, model(x, y), rtol=0, atol=0)
     with pytest.raises(TypeError, match="expected the same dtype"):
         model(x, y.double())  # vecadd's own rules, not a decomposition's promotion
+
+
+def test_a_new_record_gets_its_decomposition_and_translation_with_no_code():
+    # docs/adding-an-operator.md's third operator, x - alpha * y, as a record alone.
+    from vecadd._export import _decomposition, _onnx_translation
+
+    def sub_terms(x, y, alpha: float = 1.0):
+        return [x, y], [1.0, -alpha]
+
+    sub = dataclasses.replace(ADD, name="sub", terms=sub_terms, summary="x - alpha * y")
+    x, y = operands(torch.float16, 3)
+    expected = (x.float() - 2.5 * y.float()).half()  # in float32, rounded once
+    torch.testing.assert_close(_decomposition(sub)(x, y, alpha=2.5), expected, rtol=0, atol=0)
+    parameters = inspect.signature(_onnx_translation(sub)).parameters
+    assert [(p.name, p.annotation) for p in parameters.values()] == [
+        ("x", inspect.Parameter.empty),
+        ("y", inspect.Parameter.empty),
+        ("alpha", float),
+    ]
 
 
 # ---------------------------------------------------------------- ONNX
