@@ -153,8 +153,9 @@ def test_onnx_translations_cover_every_functional_overload():
 
 
 def test_onnx_translations_without_the_extra_name_it(monkeypatch):
-    monkeypatch.setitem(sys.modules, "onnxscript", None)  # import fails as if not installed
-    with pytest.raises(ModuleNotFoundError, match=r"'onnxscript'.*pip install 'vecadd\[onnx\]'"):
+    for module in ("onnx", "onnxscript"):
+        monkeypatch.setitem(sys.modules, module, None)  # its import fails as if not installed
+    with pytest.raises(ModuleNotFoundError, match=r"'onnx' .*pip install 'vecadd\[onnx\]'"):
         vecadd.onnx_translations()
 
 
