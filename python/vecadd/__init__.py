@@ -17,8 +17,10 @@ __all__ = [
     "add",
     "add_n",
     "build_info",
+    "decompositions",
     "get_cmake_dir",
     "get_include",
+    "onnx_translations",
 ]
 
 # `python -m vecadd --cmakedir` runs this file first, for CMake, which wants a path, not torch.
@@ -27,5 +29,6 @@ if not running_as_path_query():
 
     from . import _library  # noqa: F401  (defines the operators, loads their kernels)
     from ._dtypes import SUPPORTED_DTYPES
+    from ._export import decompositions, onnx_translations
     from ._module import VecAdd
     from ._ops import add, add_n

@@ -11,11 +11,11 @@ import math
 
 import torch
 
-from ._dtypes import SUPPORTED_DTYPES
+from ._dtypes import SUPPORTED_DTYPES, compute_dtype
 from ._operators import OPERATORS, Operator
 
 _FLOAT32_MAX = float(torch.finfo(torch.float32).max)
-_COMPUTES_IN_FLOAT32 = (torch.float16, torch.bfloat16, torch.float32)
+_COMPUTES_IN_FLOAT32 = tuple(d for d in SUPPORTED_DTYPES if compute_dtype(d) == torch.float32)
 _SUPPORTED_TEXT = ", ".join(str(d) for d in SUPPORTED_DTYPES[:-1]) + f" or {SUPPORTED_DTYPES[-1]}"
 
 
