@@ -273,8 +273,7 @@ def refusals(device="cpu"):
 
 
 def every_overload(device="cpu"):
-    """Each record's overloads on DTensors as a caller of torch.ops would pass them (the twins
-    positionally, out last): values against torch on the full tensors."""
+    """Each record's overloads on DTensors sharded across the ranks."""
     mesh = mesh_of(device, (dist.get_world_size(),))
     called = []
     for op in OPERATORS:
@@ -290,25 +289,37 @@ def every_overload(device="cpu"):
                 arguments.append(-1.5)
             elif kind == "float[]?":
                 arguments.append([0.5, -1.5, 2.0])
-        tensors, weights = op.terms(*arguments)
-        expected = _reference(tensors, weights)
-        placements = [Shard(0) if t.dim() == 2 else Replicate() for t in tensors]
-        dtensors = [distributed(t, mesh, [p]) for t, p in zip(tensors, placements, strict=True)]
-        on_mesh = op.with_tensors(tuple(arguments), dtensors)
-        positional, keywords = op.split(on_mesh)
-        for name, is_out in op.registered_names():
-            packet, _, overload = name.partition(".")
-            function = getattr(getattr(torch.ops.vecadd, packet), overload or "default")
-            twin = name.startswith("_")
-            if is_out:
-                out = distributed(torch.empty_like(expected), mesh, [Shard(0)])
-                if twin:
-                    function(*on_mesh, out)
-                else:
-                    function(*positional, **keywords, out=out)
-                result = out
+        called += overloads_on_dtensors(op, tuple(arguments), mesh)
+    return called
+
+
+def overloads_on_dtensors(op, arguments: tuple, mesh) -> list[str]:
+    """Every overload of one record on DTensors (the full-size inputs sharded on their first
+    dimension, the others replicated), called as torch.ops would be (the twins positionally,
+    out last): values against torch on the full tensors."""
+    tensors, weights = op.terms(*arguments)
+    expected = _reference(tensors, weights)
+    dtensors = [
+        distributed(t, mesh, [Shard(0) if t.shape == expected.shape else Replicate()] * mesh.ndim)
+        for t in tensors
+    ]
+    on_mesh = op.with_tensors(arguments, dtensors)
+    positional, keywords = op.split(on_mesh)
+    called = []
+    for name, is_out in op.registered_names():
+        packet, _, overload = name.partition(".")
+        function = getattr(getattr(torch.ops.vecadd, packet), overload or "default")
+        twin = name.startswith("_")
+        if is_out:
+            out = distributed(torch.empty_like(expected), mesh, [Shard(0)] * mesh.ndim)
+            if twin:
+                function(*on_mesh, out)
             else:
-                result = function(*on_mesh) if twin else function(*positional, **keywords)
-            _check_close(result.full_tensor(), expected, f"torch.ops.vecadd.{name}")
-            called.append(name)
+                function(*positional, **keywords, out=out)
+            result = out
+        else:
+            result = function(*on_mesh) if twin else function(*positional, **keywords)
+        assert isinstance(result, DTensor), name
+        _check_close(result.full_tensor(), expected, f"torch.ops.vecadd.{name}")
+        called.append(name)
     return called

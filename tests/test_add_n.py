@@ -375,11 +375,11 @@ def test_the_lean_way_in_keeps_the_checked_ways_contract(device):
     assert out._version > version
     torch.testing.assert_close(out, tensors[0] + 2 * tensors[1] - tensors[2])
     leaves = [t.clone().requires_grad_() for t in tensors]
-    with pytest.raises(RuntimeError, match="vecadd.add_n\\(\\): out= cannot be used when"):
+    with pytest.raises(RuntimeError, match=r"vecadd\.add_n\(\): out= cannot be used when"):
         vecadd.add_n(leaves, out=out)
     with torch.no_grad():
         vecadd.add_n(leaves, out=out)
-    with pytest.raises(ValueError, match="'weights\\[0\\]' is 1152921504606846977, which a float"):
+    with pytest.raises(ValueError, match=r"'weights\[0\]' is 1152921504606846977, which a float"):
         vecadd.add_n(tensors, [2**60 + 1, 1, 1])
     summed = vecadd.add_n(leaves, [0.5, 1, 2])
     summed.sum().backward()

@@ -1,6 +1,7 @@
 """Every operator vecadd/_operators.py describes, checked from its record alone: its schemas as
 the dispatcher holds them, its Python wrapper, its sum against torch, its gradients, its fake
-kernel and torch.library.opcheck. A new record is tested here without a new test."""
+kernel, torch.library.opcheck and every overload on DTensors. A new record is tested here without
+a new test."""
 
 from __future__ import annotations
 
@@ -98,3 +99,26 @@ def test_each_operator_passes_opcheck(op):
     arguments = sample_arguments(op, "cpu", dtype=torch.float32, requires_grad=True)
     positional, named = op.split(arguments)
     torch.library.opcheck(getattr(torch.ops.vecadd, op.name).default, positional, named)
+
+
+@pytest.fixture(scope="module")
+def one_rank_process_group(tmp_path_factory):
+    """A process group of this process alone (gloo), for DTensors on a mesh of one rank."""
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        pytest.skip("torch without torch.distributed")
+    store = tmp_path_factory.mktemp("process-group") / "store"
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=0, world_size=1)
+    yield
+    dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
+def test_each_operator_has_a_sharding_rule_for_every_overload(op, one_rank_process_group):
+    """The record alone gives DTensor its rules (docs/distributed.md); tests/test_dtensor.py
+    covers the placements on several ranks."""
+    from dtensor_cases import mesh_of, overloads_on_dtensors
+
+    called = overloads_on_dtensors(op, sample_arguments(op, "cpu"), mesh_of("cpu", (1,)))
+    assert called == [name for name, _ in op.registered_names()]
