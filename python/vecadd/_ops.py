@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from . import _torch_private as private
+from ._fake import check_out
 from ._library import native_module
 from ._operators import ADD, ADD_N, OPERATORS, Operator
 from ._sharding import check_distributed
@@ -21,6 +22,7 @@ _increment_version = torch.autograd.graph.increment_version
 # Not is_dynamo_compiling, one call cheaper: torch.export's non-strict tracing passes a
 # module's plain tensor attributes as plain tensors, which must reach the public op too.
 is_compiling = torch.compiler.is_compiling
+is_exporting = torch.compiler.is_exporting
 _Tensor = torch.Tensor
 _grad_enabled = torch.is_grad_enabled
 _transforms_active = private.transforms_or_forward_ad_active
@@ -162,7 +164,14 @@ def call(op: Operator, arguments: tuple, out: torch.Tensor | None) -> torch.Tens
             if native_module is None and not is_compiling() and _transforms_active():
                 return _under_transforms(op, arguments)
             return packet.default(*positional, **keywords)
-        packet.out(*positional, **keywords, out=out)
+        if is_exporting():
+            # Exported as the functional op and a copy: a graph's mutating custom op reaches
+            # the ONNX and core-ATen routes only wrapped in auto_functionalized (docs/deploy.md).
+            result = packet.default(*positional, **keywords)
+            check_out(op, out, op.terms(*arguments)[0][0], result.shape)
+            out.copy_(result)
+        else:
+            packet.out(*positional, **keywords, out=out)
         return out
     except RuntimeError as error:
         if is_compiling():
