@@ -246,17 +246,25 @@ def _twins(op: Operator) -> tuple:
 _TWINS = {op.name: _twins(op) for op in OPERATORS}
 
 
+# Each record's argument types, read once: the lean way walks them on every call.
+_ARGUMENT_TYPES = {op.name: tuple(argument.type for argument in op.arguments) for op in OPERATORS}
+
+
 def lean_call(op: Operator, arguments: tuple, out):
     """An operator's result for plain tensors and plain numbers in eager mode, through its
     private overloads without autograd (one autograd node in front where a gradient is needed,
     in the stable build): no argument binding, no Python autograd kernel. NotImplemented for
     anything the checked way must answer or word."""
+    if _transforms_active():
+        return NotImplemented
+    grad_mode = _grad_enabled()
+    needs_grad = False
     lean, tensors = [], []
-    for argument, value in zip(op.arguments, arguments, strict=True):
-        kind = argument.type
+    for kind, value in zip(_ARGUMENT_TYPES[op.name], arguments, strict=True):
         if kind == "Tensor":
             if type(value) is not _Tensor:
                 return NotImplemented
+            needs_grad = needs_grad or (grad_mode and value.requires_grad)
             tensors.append(value)
         elif kind == "Tensor[]":
             if type(value) not in (list, tuple) or not value:
@@ -264,7 +272,8 @@ def lean_call(op: Operator, arguments: tuple, out):
             for tensor in value:
                 if type(tensor) is not _Tensor:
                     return NotImplemented
-            tensors.extend(value)
+                needs_grad = needs_grad or (grad_mode and tensor.requires_grad)
+            tensors += value
         elif kind == "float":
             value = _lean_float(value)
             if value is None:
@@ -276,9 +285,6 @@ def lean_call(op: Operator, arguments: tuple, out):
             if None in value:
                 return NotImplemented
         lean.append(value)
-    if _transforms_active():
-        return NotImplemented
-    needs_grad = _grad_enabled() and any(t.requires_grad for t in tensors)
     functional, out_variant = _TWINS[op.name]
     try:
         if out is None:
@@ -288,7 +294,7 @@ def lean_call(op: Operator, arguments: tuple, out):
                 return NotImplemented  # the public op's C++ autograd kernel
             _, weights = op.terms(*lean)
             return FUNCTIONS[op.name][0].apply(lambda _: functional(*lean), weights, *tensors)
-        if type(out) is not _Tensor or needs_grad or (out.requires_grad and _grad_enabled()):
+        if type(out) is not _Tensor or needs_grad or (grad_mode and out.requires_grad):
             return NotImplemented  # the checked way refuses out= with grad in words
         out_variant(*lean, out)
         _increment_version(out)  # as the .out overload's autograd kernel does

@@ -29,8 +29,9 @@ struct Operand {
   const std::int64_t* strides = nullptr;
 };
 
-// Operands whose strides a Dimensions keeps on the stack (x, y and z); more go to the heap.
-inline constexpr int kInlineOperands = 3;
+// Operands whose strides a Dimensions keeps on the stack (add's x, y and z, add_n's up to four
+// tensors and z); more go to the heap, whose allocations cost more than a small call's kernel.
+inline constexpr int kInlineOperands = 5;
 
 // One value per operand (or per input): on the stack for up to kInlineOperands of them, add's
 // common call, which then allocates nothing; on the heap beyond.
