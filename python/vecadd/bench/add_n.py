@@ -2,7 +2,8 @@
 a chain of torch.add, and the kernel torch.compile generates for the same weighted sum.
 
 All three run on the same tensors in the same process, interleaved round by round, in the
-chain mode (back to back) or the cold mode (the cache flushed before every call). A weighted
+chain mode (back to back), the cold mode (the cache flushed before every call) or the kernel
+modes (the kernels' own durations on the GPU, warm and cold). A weighted
 sum of k inputs must read k arrays and write one: add_n moves that, (k + 1) * n * itemsize; a
 chain of k - 1 torch.add calls moves 3 * (k - 1) * n * itemsize. GB/s below count add_n's bytes
 for every candidate, so that they compare as the same work done faster or slower.
@@ -18,7 +19,7 @@ import torch
 from .._dtypes import dtype_name
 from .._ops import add_n
 from .modes import batch_calls, cold_calls
-from .timing import batch_samples, cold_samples
+from .timing import batch_samples, cold_samples, kernel_samples
 
 # The weights: the first is 1, so that the chain can carry the others as torch.add's alpha.
 WEIGHTS = (1.0, 0.5, 2.0, -1.0, 0.25, 3.0, -0.5, 1.5)
@@ -76,10 +77,14 @@ def measure_add_n(
         compiled_sum(tensors, weights),
     ]
     nbytes = (inputs + 1) * n * tensors[0].element_size()
-    if mode == "cold":
-        samples = cold_samples(calls, device, cold_calls(device), rounds)
+    cold = mode in ("cold", "kernel-cold")
+    count = cold_calls(device) if cold else batch_calls(device, nbytes)
+    if mode.startswith("kernel-"):
+        samples = kernel_samples(calls, device, count, rounds, cold)
+    elif cold:
+        samples = cold_samples(calls, device, count, rounds)
     else:
-        samples = batch_samples(calls, device, batch_calls(device, nbytes), rounds)
+        samples = batch_samples(calls, device, count, rounds)
     ours = samples[0]
     row = AddNRow(mode, dtype_name(dtype), n, inputs, {})
     for name, times in zip(CANDIDATES, samples, strict=True):
@@ -94,13 +99,13 @@ def measure_add_n(
 
 def format_add_n(rows: list[AddNRow]) -> str:
     lines = [
-        f"{'mode':<6} {'dtype':<9} {'n':>11} {'k':>2} "
+        f"{'mode':<11} {'dtype':<9} {'n':>11} {'k':>2} "
         + " ".join(f"{name + ' GB/s':>20}" for name in CANDIDATES)
         + f" {'x chain':>8} {'x compile':>10}"
     ]
     for row in rows:
         lines.append(
-            f"{row.mode:<6} {row.dtype:<9} {row.n:>11} {row.inputs:>2} "
+            f"{row.mode:<11} {row.dtype:<9} {row.n:>11} {row.inputs:>2} "
             + " ".join(f"{row.gbps[name]:>20.1f}" for name in CANDIDATES)
             + f" {row.speedup['torch.add chain']:>8.3f} {row.speedup['torch.compile']:>10.3f}"
         )

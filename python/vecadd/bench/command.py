@@ -47,6 +47,8 @@ MODE_TITLES = {
     "cold": "cache flushed before every call; from the flush's end to the call's end",
     "pipeline-eager": "x = 2a, z = add, w = -z, sum(z); batches of pipelines, eager",
     "pipeline-graph": "x = 2a, z = add, w = -z, sum(z); batches of pipelines in a CUDA graph",
+    "kernel-warm": "the kernels' own durations (CUPTI), back to back on the same inputs",
+    "kernel-cold": "the kernels' own durations (CUPTI), each call after a cache flush",
 }
 
 
@@ -75,7 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--mode",
         default="chain",
         help="comma-separated, from chain (back to back, the default), cold (cache flushed "
-        "before every call), pipeline (producer, add, consumers), or all",
+        "before every call), pipeline (producer, add, consumers), kernel (the kernels' own "
+        "durations on the GPU, warm and cold), or all",
     )
     parser.add_argument(
         "--rounds", type=int, default=7, help="timed rounds; the median of per-round ratios is kept"
@@ -90,7 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("add", "add_n"),
         default="add",
         help="add (against torch.add, the default) or add_n (against a chain of torch.add "
-        "and torch.compile's kernel; modes chain and cold, contiguous tensors)",
+        "and torch.compile's kernel; modes chain, cold and kernel, contiguous tensors)",
     )
     parser.add_argument(
         "--inputs", default="3,4", help="add_n: comma-separated input counts (default: 3,4)"
@@ -302,7 +305,7 @@ def run_add_n(
     """--op add_n: each mode, dtype, size and input count, against the chain and torch.compile."""
     if "pipeline" in modes or layouts != ["contiguous"]:
         raise CommandLineError(
-            f"--op add_n times the modes chain and cold on contiguous tensors; got --mode "
+            f"--op add_n times the modes chain, cold and kernel on contiguous tensors; got --mode "
             f"{args.mode!r} and --layouts {args.layouts!r}"
         )
     counts = []
@@ -312,6 +315,8 @@ def run_add_n(
                 f"--inputs {args.inputs!r}: expected comma-separated counts from 2 to 8"
             )
         counts.append(int(value))
+    # The kernel mode gives two rows a case, as for add: warm and cold.
+    modes = [k for m in modes for k in (("kernel-warm", "kernel-cold") if m == "kernel" else (m,))]
     cases = [(m, d, 2**e, k) for m in modes for d in dtypes for e in exponents for k in counts]
     rows = [
         measure_add_n(mode, device, DTYPE_NAMES[dtype], n, k, args.rounds)

@@ -1,9 +1,11 @@
-"""The three ways ``python -m vecadd bench --mode`` times vecadd.add against torch.add.
+"""The four ways ``python -m vecadd bench --mode`` times vecadd.add against torch.add.
 
 chain: back-to-back calls on the same inputs in a CUDA graph (cache-resident when small);
 cold: the cache flushed before every call; pipeline: a producer writes x, the add runs,
-consumers read z, timed as a whole, eager and in a CUDA graph. Every mode times the two
-side by side, round by round (timing.interleaved_samples), and keeps paired ratios.
+consumers read z, timed as a whole, eager and in a CUDA graph; kernel: the kernels' own
+durations as the GPU records them (CUPTI), warm (back to back) and cold (after a flush), free
+of launch overlap. Every mode times the two side by side, round by round
+(timing.interleaved_samples), and keeps paired ratios.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from .._dtypes import dtype_name
 from .._ops import add
 from .layouts import bytes_moved, operands
 from .report import H200_HBM_PEAK_GBPS, BandwidthRow
-from .timing import batch_samples, cold_samples
+from .timing import batch_samples, cold_samples, kernel_samples
 
-MODES = ("chain", "cold", "pipeline")
+MODES = ("chain", "cold", "pipeline", "kernel")
 
 Call = Callable[[], object]
 
@@ -92,6 +94,21 @@ def measure_cold(
     return _row(device, dtype, n, layout, with_out, "cold", bytes_moved(x, y, z), samples, False)
 
 
+def measure_kernel(
+    device: torch.device, dtype: torch.dtype, n: int, layout: str, with_out: bool, rounds: int
+) -> list[BandwidthRow]:
+    """The kernels' own durations, warm then cold (on a CPU: the calls' times)."""
+    x, y, z = operands(n, dtype, device, layout)
+    moved = bytes_moved(x, y, z)
+    rows = []
+    for cold in (False, True):
+        calls = cold_calls(device) if cold else batch_calls(device, moved)
+        samples = kernel_samples(_candidates(x, y, z, with_out), device, calls, rounds, cold)
+        mode, resident = ("kernel-cold", False) if cold else ("kernel-warm", _fits(device, moved))
+        rows.append(_row(device, dtype, n, layout, with_out, mode, moved, samples, resident))
+    return rows
+
+
 def pipeline_around(add: Call, source: torch.Tensor, x: torch.Tensor, w: torch.Tensor) -> Call:
     """The pipeline mode's unit of work: a producer writes x (x = 2 source), `add` runs and
     returns z, consumers read z (w = -z, sum(z))."""
@@ -145,6 +162,8 @@ def measure(
 ) -> list[BandwidthRow]:
     if mode == "pipeline":
         return measure_pipeline(device, dtype, n, layout, with_out, rounds)
+    if mode == "kernel":
+        return measure_kernel(device, dtype, n, layout, with_out, rounds)
     measure_one = measure_chain if mode == "chain" else measure_cold
     return [measure_one(device, dtype, n, layout, with_out, rounds)]
 

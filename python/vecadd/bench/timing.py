@@ -150,44 +150,88 @@ def times_after_flushes(spans: Sequence[tuple[str, int, int]], flush_name: str) 
     return times
 
 
-def _flushed_cuda_samples(
-    fns: Sequence[Callable[[], object]], flush: torch.Tensor, calls: int, rounds: int
+def kernel_times_between(spans: Sequence[tuple[str, int, int]], separator: str) -> list[float]:
+    """Seconds of GPU work between each separator record and the next (or the end): the sum of
+    each record's own duration, so the kernels' time without the gaps between launches."""
+    times: list[float] = []
+    total = None
+    for name, start, end in spans:
+        if name == separator:
+            if total is not None:
+                times.append(total / 1e9)
+            total = 0
+        elif total is not None:
+            total += end - start
+    if total is not None:
+        times.append(total / 1e9)
+    return times
+
+
+def _profiled_cuda_samples(
+    fns: Sequence[Callable[[], object]],
+    separator: torch.Tensor,
+    calls: int,
+    rounds: int,
+    times_of: Callable[[Sequence[tuple[str, int, int]], str], list[float]],
+    mode: str,
 ) -> list[list[float]]:
-    # The GPU's own records, from the flush's end to the call's end, with nothing between the
-    # two: judged from paired ratios, CUDA events between them put 1.5-1.8 us more on a launch
-    # that overlaps the flush's tail than these records do (docs/kernel-notes.md, version 18).
-    # The flush is known by its kernel's name, which no candidate may launch.
+    # The GPU's own records (CUPTI through torch.profiler), each call after a zeroing of
+    # `separator` that marks where its work begins: judged from paired ratios, CUDA events put
+    # 1.5-1.8 us more on a launch that overlaps the previous work's tail than these records do
+    # (docs/kernel-notes.md, version 18). The separator is known by its kernel's name, which no
+    # candidate may launch.
     order = interleaved_order(len(fns), rounds)
-    torch.cuda.synchronize(flush.device)  # no earlier work among the records
+    torch.cuda.synchronize(separator.device)  # no earlier work among the records
     with warnings.catch_warnings():
         # torch warns, once per process, that a second profiler session drops the first's
         # events: each session here is read before the next begins.
         warnings.filterwarnings("ignore", message=".*Profiler clears events", category=UserWarning)
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
-            flush.zero_()  # alone first: its record names the flush's kernel
-            torch.cuda.synchronize(flush.device)
+            separator.zero_()  # alone first: its record names the separator's kernel
+            torch.cuda.synchronize(separator.device)
             for which in order:
                 for _ in range(calls):
-                    flush.zero_()
+                    separator.zero_()
                     fns[which]()
-            torch.cuda.synchronize(flush.device)
+            torch.cuda.synchronize(separator.device)
     spans = device_spans(profile)
-    times = times_after_flushes(spans, spans[0][0])[1:] if spans else []
+    times = times_of(spans, spans[0][0])[1:] if spans else []
     if len(times) != len(order) * calls:
         raise RuntimeError(
-            f"the cold mode reads the GPU's timestamps through torch.profiler (CUPTI): it "
-            f"expected {len(order) * calls} flushes of one kernel each, and found {len(times)} "
-            f"among {len(spans)} GPU records"
+            f"the {mode} mode reads the GPU's timestamps through torch.profiler (CUPTI): it "
+            f"expected {len(order) * calls} separators of one kernel each, and found "
+            f"{len(times)} among {len(spans)} GPU records"
         )
     if min(times) <= 0:
         raise RuntimeError(
-            "the cold mode found a call that launched no GPU work after its flush; every "
-            "timed call must launch at least one kernel or copy"
+            f"the {mode} mode found a call that launched no GPU work; every timed call must "
+            "launch at least one kernel or copy"
         )
     per_step = [
         statistics.median(times[step * calls : (step + 1) * calls]) for step in range(len(order))
     ]
     return samples_by_candidate(order, per_step)
+
+
+def kernel_samples(
+    fns: Sequence[Callable[[], object]],
+    device: torch.device,
+    calls: int,
+    rounds: int,
+    cold: bool,
+) -> list[list[float]]:
+    """Seconds per call of the GPU work each fn launches, as the GPU records each kernel's start
+    and end: warm (back to back on the same operands, cache-resident where they fit) or cold
+    (after a flush of the cache). Per round the median of `calls` calls, the fns interleaved
+    round by round. On a CPU, the calls' own times, as the chain and cold modes take them."""
+    if device.type != "cuda":
+        if cold:
+            return cold_samples(fns, device, calls, rounds)
+        return batch_samples(fns, device, calls, rounds)
+    # Zeroing one element marks a warm call's start without evicting anything.
+    separator = flush_buffer(device) if cold else torch.empty(1, dtype=torch.int32, device=device)
+    mode = "kernel-cold" if cold else "kernel-warm"
+    return _profiled_cuda_samples(fns, separator, calls, rounds, kernel_times_between, mode)
 
 
 def cold_samples(
@@ -198,7 +242,7 @@ def cold_samples(
     from the end of its flush to the end of its last GPU work."""
     flush = flush_buffer(device)
     if device.type == "cuda":
-        return _flushed_cuda_samples(fns, flush, calls, rounds)
+        return _profiled_cuda_samples(fns, flush, calls, rounds, times_after_flushes, "cold")
 
     def one_round_cpu(fn: Callable[[], object]) -> float:
         times = []
