@@ -5,10 +5,11 @@
 # overrun leaves the others' logs: install and self-test, add_n against the chained torch.add
 # and torch.compile (cold), add against an earlier release's wheel (alternating pairs), the
 # suite without build tests, the AOTInductor control steps and examples/aoti on CUDA.
-# Usage: lab/gpu_final.sh FOLDER BASELINE_WHEEL [tests|bench|calls|all]
-#   FOLDER holds the wheel; logs come back as $OUT/gpu-logs.tgz. tests, bench and calls each fit
-#   one device call (600 s); calls times the per-call cost alone, in three alternating pairs of
-#   processes; all runs tests and bench.
+# Usage: lab/gpu_final.sh FOLDER BASELINE_WHEEL [tests|bench|calls|kernel|all]
+#   FOLDER holds the wheel; logs come back as $OUT/gpu-logs.tgz. tests, bench, calls and kernel
+#   each fit one device call (600 s); calls times the per-call cost alone, in three alternating
+#   pairs of processes; kernel runs the DTensor tests on the GPU and the kernel-duration tables
+#   (add every dtype 2^16-2^28, add_n k = 2, 3, 4, 8); all runs tests and bench.
 set -uo pipefail
 folder=$1
 baseline_wheel=$2
@@ -37,6 +38,16 @@ if [ "$part" = calls ]; then
       grep -E "^(torch.add |vecadd.add |VecAdd)" "$out/call_parts_${who}_$pair.txt"
     done
   done
+  exit 0
+fi
+if [ "$part" = kernel ]; then
+  step 180 dtensor.txt python3 -m pytest tests/test_dtensor.py tests/test_distributed_example.py \
+    -q -p no:cacheprovider -k cuda; tail -3 "$out/dtensor.txt"
+  step 200 kernel_add.txt python3 -m vecadd bench --mode kernel --out no --min-log2 16 \
+    --max-log2 28 --step 1 --rounds 5 --json "$out/kernel_add.json"; tail -4 "$out/kernel_add.txt"
+  step 200 kernel_add_n.txt python3 -m vecadd bench --op add_n --inputs 2,3,4,8 --mode kernel \
+    --dtypes float32,bfloat16 --min-log2 18 --max-log2 28 --step 2 --rounds 5 \
+    --json "$out/kernel_add_n.json"; tail -4 "$out/kernel_add_n.txt"
   exit 0
 fi
 if [ "$part" != tests ]; then
