@@ -139,7 +139,7 @@ def register_sharding_rules() -> None:
                 computes_with = overload
 
 
-def _overload(name: str) -> torch._ops.OpOverload:
+def _overload(name: str):
     packet, _, overload = name.partition(".")
     return getattr(getattr(torch.ops.vecadd, packet), overload or "default")
 
