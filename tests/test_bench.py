@@ -11,17 +11,9 @@ import pytest
 
 import vecadd
 from helpers import run_vecadd_in_process
+from vecadd.bench.layouts import LAYOUTS  # every layout the command line offers
 from vecadd.bench.timing import interleaved_medians, interleaved_samples
 
-LAYOUTS = (
-    "contiguous",
-    "unaligned",
-    "broadcast",
-    "per_row",
-    "transposed",
-    "mixed_order",
-    "channels_last_bias",
-)
 
 
 def run_bench(*arguments: str, **environment: str) -> subprocess.CompletedProcess:

@@ -294,6 +294,12 @@ def check_output_files(args: argparse.Namespace) -> None:
             ) from None
 
 
+def _where(device: torch.device) -> dict:
+    """What a JSON record names first: the device and the torch that timed it."""
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    return {"device": str(device), "device_name": name, "torch": torch.__version__}
+
+
 def run_add_n(
     args: argparse.Namespace,
     device: torch.device,
@@ -324,12 +330,7 @@ def run_add_n(
     ]
     print(format_add_n(rows))
     if args.json:
-        record = {
-            "device": str(device),
-            "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-            "torch": torch.__version__,
-            "add_n": [asdict(row) for row in rows],
-        }
+        record = {**_where(device), "add_n": [asdict(row) for row in rows]}
         with open(args.json, "w") as handle:
             json.dump(record, handle, indent=1)
     return 0
@@ -380,9 +381,7 @@ def run_from_arguments(args: argparse.Namespace) -> int:
         print(format_call_cost(call_rows))
     if args.json:
         record = {
-            "device": str(device),
-            "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-            "torch": torch.__version__,
+            **_where(device),
             "cuda": torch.version.cuda,
             "modes": modes,
             "copy_ceiling_gbps": copy_gbps,
