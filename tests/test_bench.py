@@ -15,7 +15,6 @@ from vecadd.bench.layouts import LAYOUTS  # every layout the command line offers
 from vecadd.bench.timing import interleaved_medians, interleaved_samples
 
 
-
 def run_bench(*arguments: str, **environment: str) -> subprocess.CompletedProcess:
     """`python -m vecadd bench ARGUMENTS`: in this process, or in a new one when the call needs
     environment variables of its own."""
