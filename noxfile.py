@@ -929,7 +929,7 @@ def aarch64(session: nox.Session) -> None:
     repaired by pyproject.toml's repair command, checked by check_wheel.py; then beside the
     oldest and newest torch of the matrix from PyPI: installed, check_installed.py, vecadd check,
     the fatbinary read back, and the tests of AARCH64_TESTS (the whole CPU suite with --all).
-    Arguments: [--root DIR] [--archs LIST] [--all] [--work-dir DIR]."""
+    Arguments: [--root DIR] [--archs LIST] [--all] [--built] [--work-dir DIR]."""
     parser = argparse.ArgumentParser(prog="nox -s aarch64 --")
     parser.add_argument("--root", type=Path, default=AARCH64_ROOT)
     parser.add_argument("--archs", default=AARCH64_ARCHS, help="the CUDA library's list")
@@ -995,6 +995,7 @@ def aarch64(session: nox.Session) -> None:
             f"--cuda={AARCH64_CUDA}={args.archs}",
         )
         tests = ["tests"] if args.all else [f"tests/{name}" for name in AARCH64_TESTS]
+        gpus = " ".join(re.match(r"\d+", entry).group() for entry in args.archs.split(";"))
         for torch in test_torches:
             python = root.environment(f"torch-{torch}", [f"torch=={torch}", *TEST_TOOLS])
             name = f"aarch64 torch {torch}"
@@ -1011,7 +1012,7 @@ def aarch64(session: nox.Session) -> None:
                 f"cd /src && library=$({python} -c 'import vecadd, pathlib; print(pathlib.Path("
                 f'vecadd.__file__).parent / "lib/cuda13/libvecadd_cuda.so")\') && '
                 f"{python} /src/vecadd/packaging/fatbin_archs.py $library && "
-                f"{python} /src/vecadd/packaging/fatbin_archs.py $library --gpu 90 121"
+                f"{python} /src/vecadd/packaging/fatbin_archs.py $library --gpu {gpus}"
             )
             shown = root.run(f"{name}: the installed CUDA library's fatbinary", read_back)
             session.log("  " + " ".join(shown.split()))
