@@ -178,3 +178,13 @@ def pip_install_into(
         env=env if env is not None else environment_without_arch_list(),
     )
     assert installed.returncode == 0, installed.stdout + installed.stderr
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now, for a process group's rendezvous: a fixed one would
+    collide with another run of the same test on this machine."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -10,19 +10,21 @@ from pathlib import Path
 import pytest
 import torch
 
+from helpers import free_port
+
 SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "ddp" / "train_ddp.py"
 
 TWO_GPUS = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
 
 
 @pytest.mark.parametrize(
-    ("device", "port"),
+    "device",
     [
-        pytest.param("cpu", 29517, id="cpu-gloo"),
-        pytest.param("cuda", 29518, id="cuda-nccl", marks=[pytest.mark.cuda, TWO_GPUS]),
+        pytest.param("cpu", id="cpu-gloo"),
+        pytest.param("cuda", id="cuda-nccl", marks=[pytest.mark.cuda, TWO_GPUS]),
     ],
 )
-def test_ddp_training_matches_torch_add_on_two_processes(device, port):
+def test_ddp_training_matches_torch_add_on_two_processes(device):
     ran = subprocess.run(
         [
             sys.executable,
@@ -31,7 +33,7 @@ def test_ddp_training_matches_torch_add_on_two_processes(device, port):
             "--nproc-per-node",
             "2",
             "--master-port",
-            str(port),
+            str(free_port()),
             str(SCRIPT),
             "--device",
             device,

@@ -5,7 +5,6 @@ model with torch.add."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -13,13 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from helpers import free_port
+
 SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "distributed" / "train_parallel.py"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def run_example(ranks: int, device: str, plan: str) -> str:
