@@ -179,3 +179,40 @@ def test_cuda_two_ranks():
         ranks.run(cases.backward_matches_torch, (2,), "cuda")
     finally:
         ranks.close()
+
+
+def test_the_import_hook_gives_one_thread_the_spec_when_many_import_at_once(monkeypatch):
+    """vecadd waits for torch.distributed.tensor with a finder on sys.meta_path that removes
+    itself: without its lock, two threads importing at once (free-threaded CPython) both see it
+    there and the second's remove raises. A slow membership test widens that window."""
+    import sys
+    import threading
+    import time
+
+    from vecadd._sharding import DTENSOR_MODULE, _RegisterOnImport
+
+    class SlowList(list):
+        def __contains__(self, item):
+            found = super().__contains__(item)
+            time.sleep(0.05)  # the window between the look and the remove
+            return found
+
+    finder = _RegisterOnImport()
+    monkeypatch.setattr(sys, "meta_path", SlowList([finder, *sys.meta_path]))
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)  # nothing is imported
+    start, results = threading.Barrier(8), []
+
+    def find():
+        start.wait()
+        try:
+            results.append(finder.find_spec(DTENSOR_MODULE, None))
+        except Exception as error:  # the race, had the finder no lock
+            results.append(error)
+
+    threads = [threading.Thread(target=find) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not [r for r in results if isinstance(r, Exception)], results
+    assert finder not in list(sys.meta_path)
