@@ -23,6 +23,7 @@ Plans (--plan):
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 
 import torch
@@ -206,6 +207,10 @@ def main() -> None:
         raise SystemExit("the loss did not go down")
     if dist.get_rank() == 0:
         print("vecadd and torch.add runs agree in losses, gradients and weights")
+    # The sharded models go while their process groups exist, and no rank leaves before the
+    # others: a gloo group torn down under a straggler can abort the process at exit.
+    gc.collect()
+    dist.barrier()
     dist.destroy_process_group()
 
 
