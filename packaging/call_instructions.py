@@ -6,8 +6,9 @@ guard that keeps them from growing unseen (nox -s calls).
     python packaging/call_instructions.py table   # the latest record, as docs/benchmarks.md has it
 
 A count is per call on 16-element float32 CPU tensors with one thread, vecadd's and the torch
-call it replaces: the instructions of 300 calls less those of 100, over 200, so that what starts
-and stops the count cancels. Instruction counts are repeatable whatever else the machine does
+call it replaces, for each row of vecadd/bench/calls.py (the rows `vecadd bench --call-cost`
+times): the instructions of 300 calls less those of 100, over 200, so that what starts and
+stops the count cancels. Instruction counts are repeatable whatever else the machine does
 (timings are not), but they depend on the interpreter and the torch build: a record applies to
 the Python and torch versions it names, and `check` says so and passes where they differ.
 """
@@ -28,22 +29,7 @@ RECORD = ROOT / "docs" / "data" / "call-instructions.json"
 BENCHMARKS_DOC = ROOT / "docs" / "benchmarks.md"
 TABLE_START = "| call (CPU, 16 elements, one thread) |"
 ALLOWED_GROWTH = 1.10
-CALLS = (100, 300)
-
-# Each row: its name, vecadd's call and the torch call it stands beside (Python expressions
-# over x, y, z = out, xg, yg = inputs that require grad, layer = vecadd.VecAdd()).
-ROWS = {
-    "vecadd.add(x, y)": ("vecadd.add(x, y)", "torch.add(x, y)"),
-    "vecadd.add(x, y, alpha=2.0)": ("vecadd.add(x, y, alpha=2.0)", "torch.add(x, y, alpha=2.0)"),
-    "vecadd.add(x, y, out=z)": ("vecadd.add(x, y, out=z)", "torch.add(x, y, out=z)"),
-    "VecAdd()(x, y)": ("layer(x, y)", "torch.add(x, y)"),
-    "vecadd.add with grad": ("vecadd.add(xg, yg)", "torch.add(xg, yg)"),
-    "vecadd.add_n([x, y, x])": ("vecadd.add_n([x, y, x])", "torch.add(torch.add(x, y), x)"),
-    "vecadd.add_n([x, y, x], out=z)": (
-        "vecadd.add_n([x, y, x], out=z)",
-        "torch.add(torch.add(x, y), x, out=z)",
-    ),
-}
+CALL_COUNTS = (100, 300)
 
 
 def _label(row_index: int, side: str, count: int) -> str:
@@ -54,23 +40,20 @@ def _inside() -> None:
     """Runs under callgrind (instrumentation off): each call, counted over both lengths."""
     import torch
 
-    import vecadd
+    from vecadd.bench.calls import CALLS, call_functions, call_scope
 
     torch.set_num_threads(1)
-    scope = {"torch": torch, "vecadd": vecadd, "layer": vecadd.VecAdd()}
-    scope |= {name: torch.randn(16) for name in ("x", "y", "z")}
-    scope |= {name: torch.randn(16, requires_grad=True) for name in ("xg", "yg")}
+    scope = call_scope()
 
     def control(*words: str) -> None:
         command = ["callgrind_control", *words, str(os.getpid())]
         subprocess.run(command, stdout=subprocess.DEVNULL, check=True)
 
-    for index, calls in enumerate(ROWS.values()):
-        for side, expression in zip(("vecadd", "torch"), calls, strict=True):
-            function = eval(f"lambda: {expression}", scope)  # the expressions of ROWS above
+    for index, row in enumerate(CALLS):
+        for side, function in zip(("vecadd", "torch"), call_functions(row, scope), strict=True):
             for _ in range(50):  # warm: first-call caches, lazily made objects
                 function()
-            for count in CALLS:
+            for count in CALL_COUNTS:
                 control("--zero")
                 control("--instr=on")
                 for _ in range(count):
@@ -81,6 +64,8 @@ def _inside() -> None:
 
 def measure() -> dict:
     import torch
+
+    from vecadd.bench.calls import CALLS
 
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "callgrind.out"
@@ -108,11 +93,11 @@ def measure() -> dict:
             if trigger and counted:
                 totals[trigger.group(1)] = int(counted.group(1))
     per_call = {}
-    for index, row in enumerate(ROWS):
+    for index, row in enumerate(CALLS):
         per_call[row] = {}
         for side in ("vecadd", "torch"):
-            longer, shorter = (totals[_label(index, side, count)] for count in reversed(CALLS))
-            per_call[row][side] = round((longer - shorter) / (CALLS[1] - CALLS[0]))
+            fewer, more = (totals[_label(index, side, count)] for count in CALL_COUNTS)
+            per_call[row][side] = round((more - fewer) / (CALL_COUNTS[1] - CALL_COUNTS[0]))
     return {
         "python": ".".join(map(str, sys.version_info[:2])),
         "torch": torch.__version__.split("+")[0],

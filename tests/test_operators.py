@@ -94,6 +94,35 @@ def test_each_operator_has_gradients_and_a_fake_kernel(op):
     assert faked.shape == reference(op, arguments).shape
 
 
+class FunctionsSeen(torch.overrides.TorchFunctionMode):
+    """Records every function a torch function mode is handed, and runs it."""
+
+    def __init__(self):
+        super().__init__()
+        self.functions = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.functions.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
+def test_a_torch_function_mode_sees_each_operators_public_overloads(op):
+    """The lean way calls private overloads straight through the dispatcher, where a torch
+    function mode cannot see them: under one, the public overloads answer, as the mode expects."""
+    arguments = sample_arguments(op, "cpu")
+    expected = reference(op, arguments)
+    out = torch.empty_like(expected)
+    packet = getattr(torch.ops.vecadd, op.name)
+    with FunctionsSeen() as mode:
+        result = call(op, arguments)
+        call(op, arguments, out=out)
+    torch.testing.assert_close(result, expected)
+    torch.testing.assert_close(out, expected)
+    seen = [func for func in mode.functions if isinstance(func, torch._ops.OpOverload)]
+    assert seen == [packet.default, packet.out], mode.functions
+
+
 @pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
 def test_each_operator_passes_opcheck(op):
     arguments = sample_arguments(op, "cpu", dtype=torch.float32, requires_grad=True)

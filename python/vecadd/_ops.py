@@ -18,7 +18,7 @@ from ._library import native_module
 from ._operators import ADD, ADD_N, OPERATORS, Operator
 from ._sharding import check_distributed
 
-_increment_version = torch.autograd.graph.increment_version
+_increment_version = private.increment_version
 # Not is_dynamo_compiling, one call cheaper: torch.export's non-strict tracing passes a
 # module's plain tensor attributes as plain tensors, which must reach the public op too.
 is_compiling = torch.compiler.is_compiling
@@ -26,6 +26,7 @@ is_exporting = torch.compiler.is_exporting
 _Tensor = torch.Tensor
 _grad_enabled = torch.is_grad_enabled
 _transforms_active = private.transforms_or_forward_ad_active
+_lean_way_blocked = private.lean_way_blocked
 if native_module is None:  # the stable build, whose autograd is Python
     from ._autograd import (
         FUNCTIONS,
@@ -194,8 +195,8 @@ def _stable_lean_add(x, y, alpha, out):
             return NotImplemented
         alpha = float(alpha)  # torch takes an int for a float schema argument more slowly
     try:
-        if _transforms_active():
-            if out is None:
+        if _lean_way_blocked():
+            if out is None and not private.torch_function_mode_enabled():
                 return _add_under_transforms(
                     lambda inputs: torch.ops.vecadd.add.default(*inputs, alpha=alpha),
                     (1.0, alpha),
@@ -235,19 +236,16 @@ def _lean_float(value) -> float | None:
     return None
 
 
-def _twins(op: Operator) -> tuple:
-    """The operator's private overloads without autograd, called without their Python frame."""
-    return tuple(
-        private.direct_entry(getattr(torch.ops.vecadd, name).default)
-        for name, _ in op.registered_names()[2:]
-    )
+def _lean_way(op: Operator) -> tuple:
+    """What the lean way reads of an operator on every call: its argument types in the record's
+    order and its private overloads without autograd, functional and .out, called directly."""
+    types = tuple(argument.type for argument in op.arguments)
+    twins = [getattr(torch.ops.vecadd, name).default for name, _ in op.registered_names()[2:]]
+    return (types, *(private.direct_entry(twin) for twin in twins))
 
 
-_TWINS = {op.name: _twins(op) for op in OPERATORS}
-
-
-# Each record's argument types, read once: the lean way walks them on every call.
-_ARGUMENT_TYPES = {op.name: tuple(argument.type for argument in op.arguments) for op in OPERATORS}
+_LEAN_WAYS = {op.name: _lean_way(op) for op in OPERATORS}
+_SEQUENCES = (list, tuple)
 
 
 def lean_call(op: Operator, arguments: tuple, out):
@@ -255,44 +253,45 @@ def lean_call(op: Operator, arguments: tuple, out):
     private overloads without autograd (one autograd node in front where a gradient is needed,
     in the stable build): no argument binding, no Python autograd kernel. NotImplemented for
     anything the checked way must answer or word."""
-    if _transforms_active():
+    if _lean_way_blocked():
         return NotImplemented
+    types, functional, out_variant = _LEAN_WAYS[op.name]
     grad_mode = _grad_enabled()
     needs_grad = False
-    lean, tensors = [], []
-    for kind, value in zip(_ARGUMENT_TYPES[op.name], arguments, strict=True):
+    lean = []
+    for kind, value in zip(types, arguments):  # noqa: B905 (strict costs ~1,700 instructions a call)
         if kind == "Tensor":
             if type(value) is not _Tensor:
                 return NotImplemented
-            needs_grad = needs_grad or (grad_mode and value.requires_grad)
-            tensors.append(value)
+            if grad_mode and value.requires_grad:
+                needs_grad = True
         elif kind == "Tensor[]":
-            if type(value) not in (list, tuple) or not value:
+            if type(value) not in _SEQUENCES or not value:
                 return NotImplemented
             for tensor in value:
                 if type(tensor) is not _Tensor:
                     return NotImplemented
-                needs_grad = needs_grad or (grad_mode and tensor.requires_grad)
-            tensors += value
+                if grad_mode and tensor.requires_grad:
+                    needs_grad = True
         elif kind == "float":
-            value = _lean_float(value)
-            if value is None:
-                return NotImplemented
+            if type(value) is not float:
+                value = _lean_float(value)
+                if value is None:
+                    return NotImplemented
         elif value is not None:  # float[]?
-            if type(value) not in (list, tuple):
+            if type(value) not in _SEQUENCES:
                 return NotImplemented
             value = [_lean_float(weight) for weight in value]
             if None in value:
                 return NotImplemented
         lean.append(value)
-    functional, out_variant = _TWINS[op.name]
     try:
         if out is None:
             if not needs_grad:
                 return functional(*lean)
             if native_module is not None:
                 return NotImplemented  # the public op's C++ autograd kernel
-            _, weights = op.terms(*lean)
+            tensors, weights = op.terms(*lean)
             return FUNCTIONS[op.name][0].apply(lambda _: functional(*lean), weights, *tensors)
         if type(out) is not _Tensor or needs_grad or (grad_mode and out.requires_grad):
             return NotImplemented  # the checked way refuses out= with grad in words

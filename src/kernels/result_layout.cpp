@@ -189,6 +189,10 @@ std::vector<std::int64_t> broadcast_shape(const Operand& x, const Operand& y) {
 
 std::vector<std::int64_t> broadcast_shape(const Operand* operands, const char* const* names,
                                           int count) {
+  if (std::all_of(operands + 1, operands + count,
+                  [&](const Operand& t) { return same_sizes(t, operands[0]); })) {
+    return sizes_of(operands[0]);  // the common call, without a pair's shape per operand
+  }
   Sizes shape = sizes_of(operands[0]);
   for (int i = 1; i < count; ++i) {
     const Operand so_far{static_cast<int>(shape.size()), shape.data(), nullptr};
@@ -217,6 +221,11 @@ std::vector<std::int64_t> broadcast_shape(const Operand* operands, const char* c
 std::vector<std::int64_t> result_strides(const Operand* operands, int count, const Sizes& shape) {
   if (count == 1) {
     return result_strides(operands[0], operands[0], shape);
+  }
+  const Operand result{static_cast<int>(shape.size()), shape.data(), nullptr};
+  if (std::all_of(operands, operands + count,
+                  [&](const Operand& t) { return same_sizes(t, result) && is_row_major(t); })) {
+    return strides_of(result);  // the common call: dense row-major, as each pair's sum is
   }
   Sizes sum_shape = broadcast_shape(operands[0], operands[1]);
   Sizes sum_strides = result_strides(operands[0], operands[1], sum_shape);

@@ -55,45 +55,61 @@ void add_out_boxed(StableIValue* stack, std::uint64_t num_args, std::uint64_t nu
 
 // ---- add_n: weights[0] * tensors[0] + weights[1] * tensors[1] + ... ----
 
-// The call over a list's tensors (borrowed from `tensors`), with weights of 1 by default.
-template <class Run>
-auto with_add_n_call(const std::vector<torch::stable::Tensor>& tensors,
-                     const std::optional<std::vector<double>>& weights, Run&& run) {
-  const int count = static_cast<int>(tensors.size());
-  std::vector<double> scales = weights.value_or(std::vector<double>(tensors.size(), 1.0));
-  binding::CallRules<StableApi>::check_list(binding::kAddNWords, count,
-                                            static_cast<int>(scales.size()));
-  std::vector<StableTensor> inputs;
-  std::vector<const StableTensor*> pointers;
-  inputs.reserve(tensors.size());
-  for (const torch::stable::Tensor& tensor : tensors) {
-    inputs.emplace_back(tensor.get());
-    pointers.push_back(&inputs.back());
+// The tensors of a Tensor[] argument, each owning its handle; the list itself is freed here.
+// Read raw, as add's are: torch::stable::Tensor would allocate a shared_ptr per tensor.
+PerOperand<StableTensor> list_tensors(StableIValue value, int& count) {
+  const auto list = torch::stable::detail::to<StableListHandle>(value);
+  std::size_t size = 0;
+  STABLE_TORCH_ERROR_CODE_CHECK(torch_list_size(list, &size));
+  count = static_cast<int>(size);
+  PerOperand<StableTensor> tensors(count);
+  for (int i = 0; i < count; ++i) {
+    StableIValue element = 0;
+    STABLE_TORCH_ERROR_CODE_CHECK(torch_list_get_item(list, i, &element));
+    const auto handle = torch::stable::detail::to<AtenTensorHandle>(element);
+    tensors[i] = StableTensor(handle, HandleOwner(handle));
   }
-  return run(Call{binding::kAddNWords, pointers.data(), count, scales.data()});
+  STABLE_TORCH_ERROR_CODE_CHECK(torch_delete_list(list));
+  return tensors;
 }
 
-torch::stable::Tensor add_n(std::vector<torch::stable::Tensor> tensors,
-                            std::optional<std::vector<double>> weights) {
-  return with_add_n_call(tensors, weights, [](const Call& call) {
-    return torch::stable::Tensor(Kernels::sum(call).release());
-  });
-}
-
-void add_n_out(std::vector<torch::stable::Tensor> tensors,
-               std::optional<std::vector<double>> weights, torch::stable::Tensor out) {
-  with_add_n_call(tensors, weights, [&](const Call& call) {
-    Kernels::sum_out(call, StableTensor(out.get()));
-    return 0;
-  });
+// add_n's functional (result on the stack) or .out entry (out the last argument): the list's
+// tensors and the weights (1 each by default) as one call.
+template <bool kOut>
+void add_n_entry(StableIValue* stack, std::uint64_t num_args, std::uint64_t num_outputs) {
+  STD_TORCH_CHECK(num_args == (kOut ? 3 : 2) && num_outputs == (kOut ? 0 : 1),
+                  "vecadd: add_n's kernel does not match its schema's ", num_args,
+                  " arguments and ", num_outputs, " results");
+  std::optional<StableTensor> out;
+  if constexpr (kOut) {  // owned first: out's handle is released whatever fails below
+    const auto handle = torch::stable::detail::to<AtenTensorHandle>(stack[2]);
+    out.emplace(handle, HandleOwner(handle));
+  }
+  int count = 0;
+  const PerOperand<StableTensor> tensors = list_tensors(stack[0], count);
+  const auto given = torch::stable::detail::to<std::optional<std::vector<double>>>(stack[1]);
+  binding::CallRules<StableApi>::check_list(binding::kAddNWords, count,
+                                            given ? static_cast<int>(given->size()) : count);
+  PerOperand<double> ones(count);
+  PerOperand<const StableTensor*> inputs(count);
+  for (int i = 0; i < count; ++i) {
+    ones[i] = 1;
+    inputs[i] = &tensors[i];
+  }
+  const Call call{binding::kAddNWords, inputs.data(), count, given ? given->data() : ones.data()};
+  if constexpr (kOut) {
+    Kernels::sum_out(call, *out);
+  } else {
+    stack[0] = torch::stable::detail::from(Kernels::sum(call).release());
+  }
 }
 
 void add_n_boxed(StableIValue* stack, std::uint64_t num_args, std::uint64_t num_outputs) {
-  TORCH_BOX (&add_n)(stack, num_args, num_outputs);
+  add_n_entry<false>(stack, num_args, num_outputs);
 }
 
 void add_n_out_boxed(StableIValue* stack, std::uint64_t num_args, std::uint64_t num_outputs) {
-  TORCH_BOX (&add_n_out)(stack, num_args, num_outputs);
+  add_n_entry<true>(stack, num_args, num_outputs);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ using HandleOwner = std::unique_ptr<AtenTensorOpaque, HandleDeleter>;
 // at construction (each read is a call into torch). Owns the handle when given its owner.
 class StableTensor {
  public:
+  StableTensor() = default;  // none yet: a slot of PerOperand, assigned before use
   explicit StableTensor(AtenTensorHandle handle, HandleOwner owner = {});
 
   // Gives up ownership (a kernel's result goes to the dispatcher).
@@ -44,7 +45,7 @@ class StableTensor {
 
  private:
   HandleOwner owner_;  // first member: released even if reading the metadata throws
-  AtenTensorHandle handle_;
+  AtenTensorHandle handle_ = nullptr;
   bool defined_ = false;
   std::int32_t dtype_code_ = 0;
   std::int32_t device_type_ = 0;

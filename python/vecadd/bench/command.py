@@ -23,10 +23,9 @@ import torch
 
 from .._dtypes import SUPPORTED_DTYPES, dtype_name
 from .._info import build_info
-from .._module import VecAdd
-from .._ops import add
 from ..cli.without_torch import CommandLineError
 from .add_n import format_add_n, measure_add_n
+from .calls import CALLS, call_functions, call_scope
 from .layouts import LAYOUTS
 from .modes import MODES, copy_ceiling, measure
 from .report import (
@@ -108,8 +107,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def measure_call_cost(
     device: torch.device, rounds: int = 11, calls: int = 20_000
 ) -> list[CallCostRow]:
-    """Wall time per call on 16-element tensors, one synchronization per batch of `calls`;
-    medians over `rounds` interleaved rounds."""
+    """Wall time per call of each row of vecadd/bench/calls.py beside its torch call, one
+    synchronization per batch of `calls`; medians over `rounds` interleaved rounds."""
 
     def sync() -> None:
         if device.type == "cuda":
@@ -124,41 +123,14 @@ def measure_call_cost(
         return (time.perf_counter() - begin) / calls * 1e6
 
     rows = []
-    layer = VecAdd()
-    for requires_grad in (False, True):
-        x = torch.randn(16, device=device, requires_grad=requires_grad)
-        y = torch.randn(16, device=device, requires_grad=requires_grad)
-        z = torch.empty(16, device=device)
-        suffix = " (requires grad)" if requires_grad else ""
-        cases = [
-            ("add(x, y)", lambda x=x, y=y: add(x, y), lambda x=x, y=y: torch.add(x, y)),
-            ("VecAdd()(x, y)", lambda x=x, y=y: layer(x, y), lambda x=x, y=y: torch.add(x, y)),
-            (
-                "torch.ops.vecadd.add(x, y)",
-                lambda x=x, y=y: torch.ops.vecadd.add(x, y),
-                lambda x=x, y=y: torch.add(x, y),
-            ),
-        ]
-        if not requires_grad:
-            cases.insert(
-                1,
-                (
-                    "add(x, y, out=z)",
-                    lambda x=x, y=y, z=z: add(x, y, out=z),
-                    lambda x=x, y=y, z=z: torch.add(x, y, out=z),
-                ),
-            )
-        for name, ours, theirs in cases:
-            ours_us, theirs_us = interleaved_samples([ours, theirs], per_call, rounds)
-            paired = statistics.median(a / b for a, b in zip(ours_us, theirs_us, strict=True))
-            rows.append(
-                CallCostRow(
-                    name + suffix,
-                    statistics.median(ours_us),
-                    statistics.median(theirs_us),
-                    paired,
-                )
-            )
+    scope = call_scope(device)
+    for name in CALLS:
+        ours, theirs = call_functions(name, scope)
+        ours_us, theirs_us = interleaved_samples([ours, theirs], per_call, rounds)
+        paired = statistics.median(a / b for a, b in zip(ours_us, theirs_us, strict=True))
+        rows.append(
+            CallCostRow(name, statistics.median(ours_us), statistics.median(theirs_us), paired)
+        )
     return rows
 
 

@@ -133,7 +133,7 @@ def summary_lines(rows: list[BandwidthRow]) -> list[str]:
 
 
 def format_call_cost(rows: list[CallCostRow]) -> str:
-    lines = [f"{'call (16 elements)':<34} {'vecadd us':>10} {'torch.add us':>13} {'ratio':>6}"]
+    lines = [f"{'call (16 elements)':<34} {'vecadd us':>10} {'torch us':>13} {'ratio':>6}"]
     for row in rows:
         lines.append(
             f"{row.case:<34} {row.vecadd_us:>10.2f} {row.torch_us:>13.2f} {row.ratio:>6.3f}"

@@ -1,0 +1,41 @@
+"""The calls whose per-call cost vecadd watches, each beside the torch call it stands in for:
+timed by ``vecadd bench --call-cost`` and counted in instructions by
+packaging/call_instructions.py (``nox -s calls``), from this one table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+# Each row: its name, vecadd's call and torch's, as Python expressions over the names that
+# call_scope gives (x, y, z = out; xg, yg require grad; layer = vecadd.VecAdd()).
+CALLS: dict[str, tuple[str, str]] = {
+    "vecadd.add(x, y)": ("vecadd.add(x, y)", "torch.add(x, y)"),
+    "vecadd.add(x, y, alpha=2.0)": ("vecadd.add(x, y, alpha=2.0)", "torch.add(x, y, alpha=2.0)"),
+    "vecadd.add(x, y, out=z)": ("vecadd.add(x, y, out=z)", "torch.add(x, y, out=z)"),
+    "VecAdd()(x, y)": ("layer(x, y)", "torch.add(x, y)"),
+    "vecadd.add with grad": ("vecadd.add(xg, yg)", "torch.add(xg, yg)"),
+    "vecadd.add_n([x, y, x])": ("vecadd.add_n([x, y, x])", "torch.add(torch.add(x, y), x)"),
+    "vecadd.add_n([x, y, x], out=z)": (
+        "vecadd.add_n([x, y, x], out=z)",
+        "torch.add(torch.add(x, y), x, out=z)",
+    ),
+}
+CALL_ELEMENTS = 16  # small enough that the host's cost per call decides the time
+
+
+def call_scope(device: torch.device | str = "cpu") -> dict:
+    """The names the rows' expressions use, on 16-element float32 tensors of `device`."""
+    import vecadd
+
+    scope = {"torch": torch, "vecadd": vecadd, "layer": vecadd.VecAdd()}
+    scope |= {name: torch.randn(CALL_ELEMENTS, device=device) for name in ("x", "y", "z")}
+    for name in ("xg", "yg"):
+        scope[name] = torch.randn(CALL_ELEMENTS, device=device, requires_grad=True)
+    return scope
+
+
+def call_functions(row: str, scope: dict) -> tuple[Callable[[], object], Callable[[], object]]:
+    """vecadd's call and torch's of a row, as functions of no arguments."""
+    return tuple(eval(f"lambda: {expression}", scope) for expression in CALLS[row])  # CALLS only
