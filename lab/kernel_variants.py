@@ -13,7 +13,9 @@ interleaved:
 - chain: back-to-back launches on the same buffers, one CUDA-graph replay per batch;
 - cold: the L2 flushed before every launch;
 - pipeline: x = 2 a, the add, w = -z and sum(z), a batch of such pipelines in one CUDA graph,
-  with the variant or torch.add in the add's place.
+  with the variant or torch.add in the add's place;
+- kernel-warm, kernel-cold: each kernel's own duration as the GPU records it (CUPTI through
+  torch.profiler), back to back or after a flush, as `vecadd bench --mode kernel` measures.
 The last column is torch.add's GB/s (of the add alone, in chain and cold). Every
 variant's result is first checked against torch.add, once alone and in a chain of dependent
 launches (z = x + z), eager and as one CUDA graph: a launch that overlaps the previous one
@@ -33,7 +35,7 @@ import torch
 import vecadd
 from vecadd.bench.layouts import bytes_moved
 from vecadd.bench.modes import batch_calls, cold_calls, pipeline_around, pipeline_bytes
-from vecadd.bench.timing import batch_samples, cold_samples
+from vecadd.bench.timing import batch_samples, cold_samples, kernel_samples
 
 
 def load_library(path: str) -> ctypes.CDLL:
@@ -86,12 +88,17 @@ def variant_launcher(library: ctypes.CDLL, variant: int, code: int, x, y, z):
 
 
 CHAIN_LENGTH = 24
-MODES = ("chain", "cold", "pipeline")
+MODES = ("chain", "cold", "pipeline", "kernel-warm", "kernel-cold")
 
 
 def time_mode(mode: str, adds, x, y, z, device, rounds: int) -> list[list[float]]:
     """Per-round seconds of each add (launching on x, y, z) in the given mode, as the bench's
-    modes time them."""
+    modes time them (kernel-*: the kernels' own durations, CUPTI, as `--mode kernel` does)."""
+    if mode == "kernel-cold":
+        return kernel_samples(adds, device, cold_calls(device), rounds, cold=True)
+    if mode == "kernel-warm":
+        calls = batch_calls(device, bytes_moved(x, y, z))
+        return kernel_samples(adds, device, calls, rounds, cold=False)
     if mode == "cold":
         return cold_samples(adds, device, cold_calls(device), rounds)
     if mode == "chain":
@@ -168,7 +175,9 @@ def main() -> int:
     parser.add_argument("--step", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--variants", help="comma-separated variant names (default: all)")
-    parser.add_argument("--modes", default="chain", help="comma-separated: chain, cold, pipeline")
+    parser.add_argument(
+        "--modes", default="chain", help=f"comma-separated, from {', '.join(MODES)}"
+    )
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("kernel_variants: needs a CUDA GPU", file=sys.stderr)

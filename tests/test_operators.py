@@ -94,6 +94,38 @@ def test_each_operator_has_gradients_and_a_fake_kernel(op):
     assert faked.shape == reference(op, arguments).shape
 
 
+class Marked(torch.Tensor):
+    """A tensor subclass: the lean ways leave it to the checked way (its __torch_function__)."""
+
+
+@pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
+def test_each_operators_lean_way_takes_plain_calls_and_leaves_the_rest(op):
+    """The lean way written from the record (vecadd/_lean.py) gives the checked way's result,
+    into out too, and answers NotImplemented for what the checked way must answer or word."""
+    from vecadd import _ops
+
+    lean = _ops.LEAN_WAYS[op.name]
+    arguments = sample_arguments(op, "cpu")
+    expected = _ops.call(op, arguments, None)
+    assert torch.equal(lean(*arguments, None), expected)
+    out = torch.empty_like(expected)
+    assert lean(*arguments, out) is out
+    assert torch.equal(out, expected)
+    tensors, _ = op.terms(*arguments)
+    marked = [tensor.as_subclass(Marked) for tensor in tensors]
+    assert lean(*op.with_tensors(arguments, marked), None) is NotImplemented
+    with_grad = sample_arguments(op, "cpu", requires_grad=True)
+    assert lean(*with_grad, torch.empty_like(expected)) is NotImplemented  # out= and grad: words
+    with pytest.raises(TypeError, match=r"out has dtype torch.float32"):  # the kernels' words
+        lean(*arguments, expected.to(torch.float32))
+    weights = [argument for argument in op.arguments if argument.type.startswith("float")]
+    for weight in weights:
+        index = op.arguments.index(weight)
+        unusual = [*arguments]
+        unusual[index] = True if weight.type == "float" else [True] * len(tensors)
+        assert lean(*unusual, None) is NotImplemented  # a bool weight: the checked way words it
+
+
 class FunctionsSeen(torch.overrides.TorchFunctionMode):
     """Records every function a torch function mode is handed, and runs it."""
 

@@ -5,6 +5,8 @@ each tangent its weight times the input's; one set of autograd.Functions serves 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from . import _torch_private as private
@@ -192,3 +194,23 @@ class AddScaled(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
         return (*_gradients(ctx.needs_input_grad[:2], grad, (1.0, ctx.alpha)), None)
+
+
+def grad_way(op: Operator, functional) -> Callable[..., torch.Tensor]:
+    """The lean way's call where an input requires grad (vecadd/_lean.py): one autograd node
+    around `functional`, the operator's private overload; add's own Functions for add, whose
+    nodes keep no list of weights."""
+    if op.name == "add":
+        return lambda x, y, alpha: (
+            _apply_unscaled(x, y) if alpha == 1.0 else _apply_scaled(x, y, alpha)
+        )
+    apply, terms = FUNCTIONS[op.name][0].apply, op.terms
+
+    def with_grad(*arguments):
+        tensors, weights = terms(*arguments)
+        return apply(lambda _: functional(*arguments), weights, *tensors)
+
+    return with_grad
+
+
+_apply_unscaled, _apply_scaled = Add.apply, AddScaled.apply

@@ -4,10 +4,10 @@ Every operator is a weighted sum of tensors, broadcast like a chain of torch.add
 one pass. A record names it, gives its arguments (its schema follows), the words its errors use
 for its inputs and weights, and how a call's arguments make the sum (``terms``). Everything else
 derives from the records: the schemas and their ``.out`` overloads, the private overloads with
-no autograd kernel that vecadd.add's lean path calls, both builds' C++ registration (through
-the header packaging/generate_operators.py writes at build time), the fake kernels, the
-autograd kernels and the Python wrappers' checks. docs/adding-an-operator.md walks through
-adding one.
+no autograd kernel and the lean ways that call them (vecadd/_lean.py), both builds' C++
+registration (through the header packaging/generate_operators.py writes at build time), the
+fake kernels, the autograd kernels and the Python wrappers' checks.
+docs/adding-an-operator.md walks through adding one.
 
 Standard library only, so that the build can read it before vecadd exists.
 """

@@ -1,11 +1,12 @@
 """The Python face of the vecadd operators, the same for both builds.
 
-Each wrapper checks its arguments as its record (vecadd/_operators.py) declares them, words the
-errors of arguments that are not tensors or numbers, turns weights into the floats the schemas
-take (refusing an int that a float cannot hold exactly), and calls the dispatcher's op (under a
-torch.func transform or forward-mode AD, in the stable build, through an autograd.Function that
-supports them). vecadd.add, the common call, and the VecAdd layer first try ``lean_add``: the
-native build's vecadd._C entry, or the stable build's way to its kernels for plain tensors.
+Each wrapper first tries its operator's lean way (vecadd/_lean.py: plain tensors and numbers in
+eager mode, straight to the kernels; the native build's vecadd._C entry for add). Otherwise
+the checked way (``call``) checks the arguments as the record (vecadd/_operators.py) declares
+them, words the errors of arguments that are not tensors or numbers, turns weights into the
+floats the schemas take (refusing an int that a float cannot hold exactly), and calls the
+dispatcher's op (under a torch.func transform or forward-mode AD, in the stable build, through
+an autograd.Function that supports them).
 """
 
 from __future__ import annotations
@@ -14,31 +15,19 @@ import torch
 
 from . import _torch_private as private
 from ._fake import check_out
+from ._lean import EXACT_INTEGER_LIMIT, lean_way
 from ._library import native_module
 from ._operators import ADD, ADD_N, OPERATORS, Operator
 from ._sharding import check_distributed
 
-_increment_version = private.increment_version
 # Not is_dynamo_compiling, one call cheaper: torch.export's non-strict tracing passes a
 # module's plain tensor attributes as plain tensors, which must reach the public op too.
 is_compiling = torch.compiler.is_compiling
 is_exporting = torch.compiler.is_exporting
 _Tensor = torch.Tensor
-_grad_enabled = torch.is_grad_enabled
 _transforms_active = private.transforms_or_forward_ad_active
-_lean_way_blocked = private.lean_way_blocked
 if native_module is None:  # the stable build, whose autograd is Python
-    from ._autograd import (
-        FUNCTIONS,
-        Add,
-        AddScaled,
-        add_out_without_autograd,
-        add_without_autograd,
-    )
-
-    _apply_unscaled, _apply_scaled = Add.apply, AddScaled.apply
-    _add_under_transforms = FUNCTIONS["add"][1].apply
-_EXACT_INTEGER_LIMIT = 2**53  # every integer up to 2^53 is a float, some beyond are not
+    from ._autograd import FUNCTIONS, grad_way
 # The stable ABI delivers every C++ error as a RuntimeError whose first word is its kind.
 _KINDS = {"TypeError: ": TypeError, "ValueError: ": ValueError}
 
@@ -65,7 +54,7 @@ def _as_float(value: object, name: str, call: str) -> float:
             f"{call}: argument '{name}' is an int beyond the float range (the op takes it as "
             "a float); expected a magnitude below 2**1024"
         ) from None
-    if abs(value) > _EXACT_INTEGER_LIMIT and int(converted) != value:
+    if abs(value) > EXACT_INTEGER_LIMIT and int(converted) != value:
         raise ValueError(
             f"{call}: argument '{name}' is {value}, which a float cannot hold exactly (the "
             "op takes it as a float); expected an integer a float holds exactly, e.g. of "
@@ -183,125 +172,17 @@ def call(op: Operator, arguments: tuple, out: torch.Tensor | None) -> torch.Tens
         raise typed from None
 
 
-def _stable_lean_add(x, y, alpha, out):
-    """The stable build's kernels for plain tensors and an alpha a float holds exactly, directly
-    or through one autograd node (under torch.func or forward-mode AD, one that supports them);
-    NotImplemented for any other call. Each check here costs the per-call time of small tensors
-    (docs/portable.md)."""
-    if type(x) is not _Tensor or type(y) is not _Tensor:
-        return NotImplemented
-    if type(alpha) is not float:
-        if type(alpha) is not int or not -_EXACT_INTEGER_LIMIT <= alpha <= _EXACT_INTEGER_LIMIT:
-            return NotImplemented
-        alpha = float(alpha)  # torch takes an int for a float schema argument more slowly
-    try:
-        if _lean_way_blocked():
-            if out is None and not private.torch_function_mode_enabled():
-                return _add_under_transforms(
-                    lambda inputs: torch.ops.vecadd.add.default(*inputs, alpha=alpha),
-                    (1.0, alpha),
-                    x,
-                    y,
-                )
-        elif out is None:
-            if (x.requires_grad or y.requires_grad) and _grad_enabled():
-                return _apply_unscaled(x, y) if alpha == 1.0 else _apply_scaled(x, y, alpha)
-            # The schema's default alpha costs far less than passing one.
-            return add_without_autograd(x, y) if alpha == 1.0 else add_without_autograd(x, y, alpha)
-        elif type(out) is _Tensor:
-            # No tangent can be open here (checked above): only grad needs the checked way's words.
-            if _grad_enabled() and (x.requires_grad or y.requires_grad or out.requires_grad):
-                return NotImplemented
-            add_out_without_autograd(x, y, alpha, out)
-            _increment_version(out)  # as add.out's autograd kernel does
-            return out
-    except NotImplementedError:
-        pass  # a backend without vecadd kernels: the public op names vecadd::add
-    except RuntimeError as error:
-        raise _typed(error) from None
-    return NotImplemented
-
-
-# lean_add(x, y, alpha, out): add's result for plain tensors in eager mode (not under
-# torch.compile or torch.export), or NotImplemented where the public op must answer.
-lean_add = _stable_lean_add if native_module is None else native_module.add
-
-
-def _lean_float(value) -> float | None:
-    """A weight the schema takes without a question, as a float; None for any other value."""
-    if type(value) is float:
-        return value
-    if type(value) is int and -_EXACT_INTEGER_LIMIT <= value <= _EXACT_INTEGER_LIMIT:
-        return float(value)  # torch takes an int for a float schema argument more slowly
-    return None
-
-
-def _lean_way(op: Operator) -> tuple:
-    """What the lean way reads of an operator on every call: its argument types in the record's
-    order and its private overloads without autograd, functional and .out, called directly."""
-    types = tuple(argument.type for argument in op.arguments)
-    twins = [getattr(torch.ops.vecadd, name).default for name, _ in op.registered_names()[2:]]
-    return (types, *(private.direct_entry(twin) for twin in twins))
-
-
-_LEAN_WAYS = {op.name: _lean_way(op) for op in OPERATORS}
-_SEQUENCES = (list, tuple)
-
-
-def lean_call(op: Operator, arguments: tuple, out):
-    """An operator's result for plain tensors and plain numbers in eager mode, through its
-    private overloads without autograd (one autograd node in front where a gradient is needed,
-    in the stable build): no argument binding, no Python autograd kernel. NotImplemented for
-    anything the checked way must answer or word."""
-    if _lean_way_blocked():
-        return NotImplemented
-    types, functional, out_variant = _LEAN_WAYS[op.name]
-    grad_mode = _grad_enabled()
-    needs_grad = False
-    lean = []
-    for kind, value in zip(types, arguments):  # noqa: B905 (strict costs ~1,700 instructions a call)
-        if kind == "Tensor":
-            if type(value) is not _Tensor:
-                return NotImplemented
-            if grad_mode and value.requires_grad:
-                needs_grad = True
-        elif kind == "Tensor[]":
-            if type(value) not in _SEQUENCES or not value:
-                return NotImplemented
-            for tensor in value:
-                if type(tensor) is not _Tensor:
-                    return NotImplemented
-                if grad_mode and tensor.requires_grad:
-                    needs_grad = True
-        elif kind == "float":
-            if type(value) is not float:
-                value = _lean_float(value)
-                if value is None:
-                    return NotImplemented
-        elif value is not None:  # float[]?
-            if type(value) not in _SEQUENCES:
-                return NotImplemented
-            value = [_lean_float(weight) for weight in value]
-            if None in value:
-                return NotImplemented
-        lean.append(value)
-    try:
-        if out is None:
-            if not needs_grad:
-                return functional(*lean)
-            if native_module is not None:
-                return NotImplemented  # the public op's C++ autograd kernel
-            tensors, weights = op.terms(*lean)
-            return FUNCTIONS[op.name][0].apply(lambda _: functional(*lean), weights, *tensors)
-        if type(out) is not _Tensor or needs_grad or (grad_mode and out.requires_grad):
-            return NotImplemented  # the checked way refuses out= with grad in words
-        out_variant(*lean, out)
-        _increment_version(out)  # as the .out overload's autograd kernel does
-        return out
-    except NotImplementedError:
-        return NotImplemented  # a backend without vecadd kernels: the public op names it
-    except RuntimeError as error:
-        raise _typed(error) from None
+# Each operator's lean way (vecadd/_lean.py): its result for plain tensors and plain numbers in
+# eager mode (not under torch.compile or torch.export), or NotImplemented where the checked way
+# must answer. A gradient takes one autograd node in the stable build, the public op's C++
+# autograd kernel in the native build.
+LEAN_WAYS = {
+    op.name: lean_way(op, _typed, grad_way if native_module is None else None) for op in OPERATORS
+}
+_lean_add_n = LEAN_WAYS["add_n"]
+# lean_add(x, y, alpha, out), for vecadd.add and the VecAdd layer: the native build's own C++
+# entry (vecadd._C.add) is leaner still.
+lean_add = LEAN_WAYS["add"] if native_module is None else native_module.add
 
 
 def add(
@@ -344,7 +225,7 @@ def add_n(
     with respect to every tensor.
     """
     if not is_compiling():
-        result = lean_call(ADD_N, (tensors, weights), out)
+        result = _lean_add_n(tensors, weights, out)
         if result is not NotImplemented:
             return result
     return call(ADD_N, (tensors, weights), out)
