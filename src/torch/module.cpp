@@ -1,6 +1,8 @@
 // vecadd._C: loading it registers the vecadd operators with torch; it also exposes a lean
 // Python entry point to them (how it was built is in vecadd/_build_config.py).
-#include <Python.h>
+#include <Python.h>  // first, as Python asks of its extensions
+
+#include <ATen/PythonTorchFunctionTLS.h>
 #include <pybind11/pybind11.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -34,9 +36,9 @@ bool double_from_python(PyObject* value, double& alpha) {
 }
 
 // add(x, y, alpha, out): the hot path behind vecadd.add for plain tensors. Returns
-// NotImplemented for anything but plain tensors (so that the Python face can honour
-// __torch_function__ through torch.ops.vecadd.add, and word the errors of wrong arguments)
-// and for an alpha it does not convert.
+// NotImplemented for anything but plain tensors or under a torch function mode (so that the
+// Python face can honour __torch_function__ through torch.ops.vecadd.add, and word the errors
+// of wrong arguments) and for an alpha it does not convert.
 PyObject* add_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
   if (nargs != 4) {
@@ -50,6 +52,10 @@ PyObject* add_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t narg
   PyObject* const out_object = args[3] == Py_None ? nullptr : args[3];
   if (!THPVariable_CheckExact(x_object) || !THPVariable_CheckExact(y_object) ||
       (out_object != nullptr && !THPVariable_CheckExact(out_object))) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  // A torch function mode expects to see vecadd::add: only torch.ops' way reaches it.
+  if (at::impl::torch_function_mode_enabled()) {
     Py_RETURN_NOTIMPLEMENTED;
   }
   double alpha = 1;
