@@ -62,7 +62,9 @@ def ways_in(requires_grad: bool) -> dict:
     if not requires_grad:
         z = torch.empty(16, device="cuda")
         ways |= {"vecadd._add_without_autograd": lambda: kernels_only(x, y, 1.0)}
-        direct = getattr(importlib.import_module("vecadd._ops"), "add_without_autograd", None)
+        stable = vecadd.build_info()["torch_abi"] == "stable"
+        module = importlib.import_module("vecadd._autograd" if stable else "vecadd._ops")
+        direct = getattr(module, "add_without_autograd", None)
         if direct is not None:  # the stable build from version 22 on
             ways |= {"its C++ entry (no __call__)": lambda: direct(x, y, 1.0)}
             if kernels_only._schema.arguments[2].has_default_value():  # from 0.3.0 on

@@ -7,9 +7,10 @@
 # suite without build tests, the AOTInductor control steps and examples/aoti on CUDA.
 # Usage: lab/gpu_final.sh FOLDER BASELINE_WHEEL [tests|bench|calls|kernel|all]
 #   FOLDER holds the wheel; logs come back as $OUT/gpu-logs.tgz. tests, bench, calls and kernel
-#   each fit one device call (600 s); calls times the per-call cost alone, in three alternating
-#   pairs of processes; kernel runs the DTensor tests on the GPU and the kernel-duration tables
-#   (add every dtype 2^16-2^28, add_n k = 2, 3, 4, 8); all runs tests and bench.
+#   each fit one device call (600 s); calls times the per-call cost alone (every row of
+#   vecadd/bench/calls.py in five processes, then add's ways in against the baseline); kernel
+#   runs the DTensor tests on the GPU and the kernel-duration tables (add every dtype
+#   2^16-2^28, add_n k = 2, 3, 4, 8); all runs tests and bench.
 set -uo pipefail
 folder=$1
 baseline_wheel=$2
@@ -30,13 +31,19 @@ step 30 info.txt python3 -m vecadd info
 step 30 check_installed.txt python3 packaging/check_installed.py; tail -2 "$out/check_installed.txt"
 step 60 check.txt python3 -m vecadd check; tail -2 "$out/check.txt"
 if [ "$part" = calls ]; then
-  for pair in 1 2 3; do
-    for who in current baseline; do
-      path=""
-      [ "$who" = baseline ] && path=$baseline
-      step 90 "call_parts_${who}_$pair.txt" env PYTHONPATH=$path python3 lab/call_parts.py
-      grep -E "^(torch.add |vecadd.add |VecAdd)" "$out/call_parts_${who}_$pair.txt"
-    done
+  # Every row of vecadd/bench/calls.py in five processes (the spread the targets are read
+  # from), then one pair of processes against the baseline wheel for add's ways in.
+  for process in 1 2 3 4 5; do
+    step 100 "call_cost_$process.txt" python3 -m vecadd bench --device cuda --call-cost \
+      --dtypes float32 --min-log2 10 --max-log2 10 --out no --rounds 3 \
+      --json "$out/call_cost_$process.json"
+    grep -A8 "^call (16 elements)" "$out/call_cost_$process.txt"
+  done
+  for who in current baseline; do
+    path=""
+    [ "$who" = baseline ] && path=$baseline
+    step 90 "call_parts_$who.txt" env PYTHONPATH=$path python3 lab/call_parts.py
+    grep -E "^(torch.add |vecadd.add |VecAdd)" "$out/call_parts_$who.txt"
   done
   exit 0
 fi

@@ -48,7 +48,7 @@ _CHECKS = {
 
 _TEMPLATE = """
 def lean_{op}({parameters}, out):
-    if lean_way_blocked():
+    if {blocked}:
         return NotImplemented
     needs_grad = False{checks}
     if needs_grad:  # an input requires grad: does grad mode ask for it?
@@ -110,6 +110,7 @@ def source(op: Operator, *, with_grad: bool) -> str:
     checks = (_CHECKS[argument.type].format(name=argument.name) for argument in op.arguments)
     return _TEMPLATE.format(
         op=op.name,
+        blocked=private.LEAN_WAY_BLOCKED,
         parameters=arguments,
         arguments=arguments,
         checks="".join(checks),
@@ -135,7 +136,9 @@ def lean_way(
     namespace = {
         "Tensor": torch.Tensor,
         "SEQUENCES": (list, tuple),
-        "lean_way_blocked": private.lean_way_blocked,
+        "functorch_transforms_active": private.functorch_transforms_active,
+        "forward_ad_levels": private.forward_ad_levels,
+        "torch_function_mode_enabled": private.torch_function_mode_enabled,
         "grad_enabled": torch.is_grad_enabled,
         "lean_float": lean_float,
         "lean_floats": lean_floats,

@@ -82,7 +82,7 @@ _find_schema = getattr(torch._C, "_dispatch_find_schema_or_throw", None)
 def direct_entry(overload: torch._ops.OpOverload) -> Callable:
     """The overload called straight through the dispatcher, positional arguments only: no
     OpOverload frame, no argument parsing against every overload of the packet, no
-    __torch_function__ search (the callers pass plain tensors and check lean_way_blocked). On
+    __torch_function__ search (the callers pass plain tensors and check LEAN_WAY_BLOCKED). On
     16-element CPU tensors this takes add_n's private overload from 1.9 to 1.6 µs here, the
     two-call torch.add chain's time. Where a torch lacks it: the callable __call__ forwards to."""
     if _call_boxed is None or _find_schema is None:
@@ -96,22 +96,22 @@ torch_function_mode_enabled: Callable[[], bool] = getattr(
 )
 
 
-if hasattr(_forward_ad, "_current_level"):
+class _LevelOpen:
+    """Stands for torch.autograd.forward_ad where a torch lacks its innermost level: one is
+    assumed open, so that the lean way gives way (the slower way in is right either way)."""
 
-    def lean_way_blocked() -> bool:
-        """Whether vecadd's lean way (direct_entry's calls) must give way to the public
-        operators: under a torch.func transform, a forward-mode AD level or a torch function
-        mode, which only the public operators' way honours. (One frame: it runs on every call.)"""
-        return (
-            functorch_transforms_active()
-            or _forward_ad._current_level >= 0
-            or torch_function_mode_enabled()
-        )
+    _current_level = 0
 
-else:
 
-    def lean_way_blocked() -> bool:
-        return True  # without the level, assume one is open, as transforms_or_forward_ad_active
+# Whether vecadd's lean ways (direct_entry's calls) must give way to the public operators: under
+# a torch.func transform, a forward-mode AD level or a torch function mode, which only the public
+# operators' way honours. An expression over the names below, which vecadd/_lean.py writes into
+# each lean way: a function's frame would be a visible share of a small call.
+LEAN_WAY_BLOCKED = (
+    "functorch_transforms_active() or forward_ad_levels._current_level >= 0 "
+    "or torch_function_mode_enabled()"
+)
+forward_ad_levels = _forward_ad if hasattr(_forward_ad, "_current_level") else _LevelOpen
 
 
 def _global_module_hooks() -> tuple[dict, ...] | None:
