@@ -38,13 +38,13 @@ def broadcast_shape(op: Operator, shapes: list) -> tuple:
         raise
 
 
-def weighted_sum_strategies(shapes: list, partial_reductions=()) -> list[tuple]:
-    """The placements a weighted sum of tensors of these shapes accepts on one mesh dimension,
-    as (output placements, input placements) pairs: replicated, partial with a linear reduction,
-    or sharded on one dimension of the result (a broadcast input replicated there)."""
+def weighted_sum_strategies(shapes: list, result: tuple, partial_reductions=()) -> list[tuple]:
+    """The placements a weighted sum of tensors of these shapes (broadcast to `result`) accepts
+    on one mesh dimension, as (output placements, input placements) pairs: replicated, partial
+    with a linear reduction, or sharded on one dimension of the result (a broadcast input
+    replicated there)."""
     from torch.distributed.tensor import Partial, Replicate, Shard
 
-    result = torch.broadcast_shapes(*shapes)
     count, ndim = len(shapes), len(result)
     strategies = [([Replicate()], [Replicate()] * count)]
     strategies += [
@@ -83,8 +83,8 @@ def _sharding_rule(op: Operator):
     def rule(*args, **kwargs):
         specs, _ = op.terms(*args, **kwargs)
         shapes = [tuple(spec.shape) for spec in specs]
-        broadcast_shape(op, shapes)
-        return weighted_sum_strategies(shapes, _partial_reductions(specs))
+        result = broadcast_shape(op, shapes)
+        return weighted_sum_strategies(shapes, result, _partial_reductions(specs))
 
     rule.__name__ = f"{op.name}_sharding"
     return rule
