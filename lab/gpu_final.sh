@@ -6,11 +6,13 @@
 # and torch.compile (cold), add against an earlier release's wheel (alternating pairs), the
 # suite without build tests, the AOTInductor control steps and examples/aoti on CUDA.
 # Usage: lab/gpu_final.sh FOLDER BASELINE_WHEEL [tests|bench|calls|kernel|all]
-#   FOLDER holds the wheel; logs come back as $OUT/gpu-logs.tgz. tests, bench, calls and kernel
-#   each fit one device call (600 s); calls times the per-call cost alone (every row of
-#   vecadd/bench/calls.py in five processes, then add's ways in against the baseline); kernel
-#   runs the DTensor tests on the GPU and the kernel-duration tables (add every dtype
-#   2^16-2^28, add_n k = 2, 3, 4, 8); all runs tests and bench.
+#   FOLDER holds the wheel; logs come back as $OUT/gpu-logs.tgz. Each part fits one device call
+#   (600 s): tests runs the suite without build tests (the DTensor CUDA tests with it) and the
+#   kernel-duration table of add (every dtype, 2^16-2^28, warm and cold); calls the
+#   kernel-duration table of add_n (k = 2, 3, 4, 8) and the per-call cost of every row of
+#   vecadd/bench/calls.py in five processes; bench add_n against the chained torch.add and
+#   torch.compile (cold), add cold against the baseline wheel and add's ways in against it;
+#   kernel the DTensor tests and both kernel-duration tables; all runs tests and bench.
 set -uo pipefail
 folder=$1
 baseline_wheel=$2
@@ -30,31 +32,31 @@ python3 -m pip install -q --no-deps --no-index --target "$baseline" "$baseline_w
 step 30 info.txt python3 -m vecadd info
 step 30 check_installed.txt python3 packaging/check_installed.py; tail -2 "$out/check_installed.txt"
 step 60 check.txt python3 -m vecadd check; tail -2 "$out/check.txt"
+kernel_add() {
+  step 220 kernel_add.txt python3 -m vecadd bench --mode kernel --out no --min-log2 16 \
+    --max-log2 28 --step 1 --rounds 5 --json "$out/kernel_add.json"; tail -4 "$out/kernel_add.txt"
+}
+kernel_add_n() {
+  step 200 kernel_add_n.txt python3 -m vecadd bench --op add_n --inputs 2,3,4,8 --mode kernel \
+    --dtypes float32,bfloat16 --min-log2 18 --max-log2 28 --step 2 --rounds 5 \
+    --json "$out/kernel_add_n.json"; tail -4 "$out/kernel_add_n.txt"
+}
 if [ "$part" = calls ]; then
-  # Every row of vecadd/bench/calls.py in five processes (the spread the targets are read
-  # from), then one pair of processes against the baseline wheel for add's ways in.
+  kernel_add_n
+  # Every row of vecadd/bench/calls.py in five processes: the spread the targets are read from.
   for process in 1 2 3 4 5; do
-    step 100 "call_cost_$process.txt" python3 -m vecadd bench --device cuda --call-cost \
+    step 80 "call_cost_$process.txt" python3 -m vecadd bench --device cuda --call-cost \
       --dtypes float32 --min-log2 10 --max-log2 10 --out no --rounds 3 \
       --json "$out/call_cost_$process.json"
     grep -A8 "^call (16 elements)" "$out/call_cost_$process.txt"
-  done
-  for who in current baseline; do
-    path=""
-    [ "$who" = baseline ] && path=$baseline
-    step 90 "call_parts_$who.txt" env PYTHONPATH=$path python3 lab/call_parts.py
-    grep -E "^(torch.add |vecadd.add |VecAdd)" "$out/call_parts_$who.txt"
   done
   exit 0
 fi
 if [ "$part" = kernel ]; then
   step 180 dtensor.txt python3 -m pytest tests/test_dtensor.py tests/test_distributed_example.py \
     -q -p no:cacheprovider -k cuda; tail -3 "$out/dtensor.txt"
-  step 200 kernel_add.txt python3 -m vecadd bench --mode kernel --out no --min-log2 16 \
-    --max-log2 28 --step 1 --rounds 5 --json "$out/kernel_add.json"; tail -4 "$out/kernel_add.txt"
-  step 200 kernel_add_n.txt python3 -m vecadd bench --op add_n --inputs 2,3,4,8 --mode kernel \
-    --dtypes float32,bfloat16 --min-log2 18 --max-log2 28 --step 2 --rounds 5 \
-    --json "$out/kernel_add_n.json"; tail -4 "$out/kernel_add_n.txt"
+  kernel_add
+  kernel_add_n
   exit 0
 fi
 if [ "$part" != tests ]; then
@@ -79,8 +81,12 @@ for who in current baseline; do
 done
 fi
 [ "$part" = bench ] && exit 0
-step 120 suite.txt python3 -m pytest -n 16 -q -p no:cacheprovider -m "not build" tests
+step 150 suite.txt python3 -m pytest -n 16 -q -p no:cacheprovider -m "not build" tests
 grep -E "^(FAILED|ERROR)" "$out/suite.txt" | head -30; tail -2 "$out/suite.txt"
+if [ "$part" = tests ]; then
+  kernel_add
+  exit 0
+fi
 step 50 aoti_control.txt python3 lab/aoti_control.py cpu /tmp/aoti-control
 grep -E "step|control on" "$out/aoti_control.txt"
 step 100 aoti_cuda.txt python3 -m pytest -q -p no:cacheprovider -rA -k "aoti and cuda" tests
