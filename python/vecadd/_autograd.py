@@ -167,7 +167,6 @@ for _operator in OPERATORS:
 # vecadd.add's own calls, the common ones: one autograd node around the kernels, without
 # entering vecadd::add's Python autograd kernel and redispatching below it.
 add_without_autograd = private.direct_entry(torch.ops.vecadd._add_without_autograd.default)
-add_out_without_autograd = private.direct_entry(torch.ops.vecadd._add_out_without_autograd.default)
 
 
 class Add(torch.autograd.Function):

@@ -38,23 +38,27 @@ functorch_transforms_active: Callable[[], bool] = getattr(
 )
 
 
-if hasattr(_forward_ad, "_current_level"):
+class _LevelOpen:
+    """Stands for torch.autograd.forward_ad where a torch lacks its innermost level: one is
+    assumed open, so that vecadd takes the slower way in, which is right either way."""
 
-    def transforms_or_forward_ad_active() -> bool:
-        """Whether a torch.func transform or a forward-mode AD level (torch.autograd.forward_ad's
-        innermost, -1 for none) is active: once per call of vecadd.add, so one Python call."""
-        return functorch_transforms_active() or _forward_ad._current_level >= 0
+    _current_level = 0
 
-else:
 
-    def transforms_or_forward_ad_active() -> bool:
-        return True  # without the level, assume one is open: the slower way in is right either way
+# torch.autograd.forward_ad's innermost level (-1 for none), or an open one where it is missing.
+forward_ad_levels = _forward_ad if hasattr(_forward_ad, "_current_level") else _LevelOpen
+
+
+def transforms_or_forward_ad_active() -> bool:
+    """Whether a torch.func transform or a forward-mode AD level is active: once per call of
+    vecadd.add, so one Python call."""
+    return functorch_transforms_active() or forward_ad_levels._current_level >= 0
 
 
 def has_tangent(tensor: torch.Tensor) -> bool:
     """Whether a tensor carries a forward-mode AD tangent at the current level."""
     return (
-        getattr(_forward_ad, "_current_level", 0) >= 0
+        forward_ad_levels._current_level >= 0
         and _forward_ad.unpack_dual(tensor).tangent is not None
     )
 
@@ -96,13 +100,6 @@ torch_function_mode_enabled: Callable[[], bool] = getattr(
 )
 
 
-class _LevelOpen:
-    """Stands for torch.autograd.forward_ad where a torch lacks its innermost level: one is
-    assumed open, so that the lean way gives way (the slower way in is right either way)."""
-
-    _current_level = 0
-
-
 # Whether vecadd's lean ways (direct_entry's calls) must give way to the public operators: under
 # a torch.func transform, a forward-mode AD level or a torch function mode, which only the public
 # operators' way honours. An expression over the names below, which vecadd/_lean.py writes into
@@ -111,7 +108,6 @@ LEAN_WAY_BLOCKED = (
     "functorch_transforms_active() or forward_ad_levels._current_level >= 0 "
     "or torch_function_mode_enabled()"
 )
-forward_ad_levels = _forward_ad if hasattr(_forward_ad, "_current_level") else _LevelOpen
 
 
 def _global_module_hooks() -> tuple[dict, ...] | None:
