@@ -475,6 +475,11 @@ class Rehearsal:
         self.pip(python, f"torch {build}: test tools", "install", "--quiet", *TEST_TOOLS)
         return python
 
+    def drop_torch_environment(self, python: Path) -> None:
+        """Frees an environment no later step uses, as drop_build_environment does: the naive
+        install's isolated build unpacks another CUDA torch, and a CI disk holds few at once."""
+        shutil.rmtree(python.parents[1], ignore_errors=True)
+
     def packages(self, python: Path, name: str) -> list[str]:
         frozen = self.pip(python, name, "list", "--format=freeze", "--exclude", "vecadd")
         return sorted(line for line in frozen.splitlines() if "==" in line)
@@ -682,6 +687,8 @@ def wheels(session: nox.Session) -> None:
         rehearsal.run("native: python -m vecadd check", [python, "-m", "vecadd", "check"], cwd=work)
         rehearsal.cpu_suite(python, "native")
         rehearsal.mismatch(native.wheel, python_newer)
+        rehearsal.drop_torch_environment(python_newer)
+        rehearsal.drop_torch_environment(python)
         rehearsal.naive_install()
     except StepFailed as error:
         failure = str(error)
