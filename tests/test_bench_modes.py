@@ -210,9 +210,12 @@ def test_kernel_times_sum_each_records_own_duration_between_separators():
         ("fill", 60, 61),
         ("add", 70, 75),
         ("sum", 80, 92),  # two kernels in one call: their durations add up
-        ("fill", 100, 101),  # nothing after it: no time at all
+        ("fill", 100, 130),
+        ("add", 126, 140),  # started over the fill's tail: counted from the fill's end
+        ("sum", 138, 145),  # and over the add's: counted from the add's end
+        ("fill", 150, 151),  # nothing after it: no time at all
     ]
-    assert kernel_times_between(spans, "fill") == pytest.approx([10e-9, 17e-9, 0.0])
+    assert kernel_times_between(spans, "fill") == pytest.approx([10e-9, 17e-9, 15e-9, 0.0])
 
 
 def test_cli_bench_kernel_mode_on_cpu_gives_warm_and_cold_rows(tmp_path):

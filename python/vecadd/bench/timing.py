@@ -151,17 +151,20 @@ def times_after_flushes(spans: Sequence[tuple[str, int, int]], flush_name: str) 
 
 
 def kernel_times_between(spans: Sequence[tuple[str, int, int]], separator: str) -> list[float]:
-    """Seconds of GPU work between each separator record and the next (or the end): the sum of
-    each record's own duration, so the kernels' time without the gaps between launches."""
+    """Seconds of GPU work between each separator record and the next (or the end): each
+    record from the later of its start and the end of the work before it, so neither the gaps
+    between launches nor the time a launch that overlaps its predecessor waits for it (the
+    predecessor's tail, programmatic dependent launch) count as the kernel's."""
     times: list[float] = []
-    total = None
+    total = busy_until = None
     for name, start, end in spans:
         if name == separator:
             if total is not None:
                 times.append(total / 1e9)
-            total = 0
+            total, busy_until = 0, end
         elif total is not None:
-            total += end - start
+            total += max(0, end - max(start, busy_until))
+            busy_until = max(busy_until, end)
     if total is not None:
         times.append(total / 1e9)
     return times
