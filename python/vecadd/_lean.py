@@ -136,6 +136,7 @@ def lean_way(
     namespace = {
         "Tensor": torch.Tensor,
         "SEQUENCES": (list, tuple),
+        **private.TRACING_NAMES,
         "functorch_transforms_active": private.functorch_transforms_active,
         "forward_ad_levels": private.forward_ad_levels,
         "torch_function_mode_enabled": private.torch_function_mode_enabled,

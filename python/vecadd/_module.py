@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from . import _torch_private as private
-from ._ops import _as_float, add, is_compiling, lean_add
+from ._ops import _as_float, add, lean_add
 
 _runs_forward_only = private.module_runs_forward_only
 
@@ -25,8 +25,9 @@ class VecAdd(torch.nn.Module):
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         # Module.__call__ costs two Python frames per call; without hooks, compile or tracing
-        # it would only call forward, so plain tensors go the way vecadd.add takes them.
-        if _runs_forward_only(self) and not is_compiling():
+        # it would only call forward, so plain tensors go the way vecadd.add takes them (a way that
+        # answers NotImplemented while compile or export traces).
+        if _runs_forward_only(self):
             result = lean_add(x, y, self.alpha, None)
             if result is not NotImplemented:
                 return result

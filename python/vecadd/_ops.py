@@ -182,7 +182,7 @@ LEAN_WAYS = {
 _lean_add_n = LEAN_WAYS["add_n"]
 # lean_add(x, y, alpha, out), for vecadd.add and the VecAdd layer: the native build's own C++
 # entry (vecadd._C.add) is leaner still.
-lean_add = LEAN_WAYS["add"] if native_module is None else native_module.add
+lean_add = LEAN_WAYS["add"] if native_module is None else private.untraced(native_module.add)
 
 
 def add(
@@ -200,10 +200,9 @@ def add(
     broadcast shape, the inputs' dtype and device, and may be ``x`` or ``y`` itself but
     must not partly overlap them. Differentiable with respect to ``x`` and ``y``.
     """
-    if not is_compiling():
-        result = lean_add(x, y, alpha, out)
-        if result is not NotImplemented:
-            return result
+    result = lean_add(x, y, alpha, out)  # NotImplemented while compile or export traces
+    if result is not NotImplemented:
+        return result
     return call(ADD, (x, y, alpha), out)
 
 
@@ -224,8 +223,7 @@ def add_n(
     device, and may be one of the tensors itself but must not partly overlap any. Differentiable
     with respect to every tensor.
     """
-    if not is_compiling():
-        result = _lean_add_n(tensors, weights, out)
-        if result is not NotImplemented:
-            return result
+    result = _lean_add_n(tensors, weights, out)  # NotImplemented while compile or export traces
+    if result is not NotImplemented:
+        return result
     return call(ADD_N, (tensors, weights), out)

@@ -100,14 +100,33 @@ torch_function_mode_enabled: Callable[[], bool] = getattr(
 )
 
 
-# Whether vecadd's lean ways (direct_entry's calls) must give way to the public operators: under
-# a torch.func transform, a forward-mode AD level or a torch function mode, which only the public
-# operators' way honours. An expression over the names below, which vecadd/_lean.py writes into
-# each lean way: a function's frame would be a visible share of a small call.
+# Whether vecadd's lean ways (direct_entry's calls) must give way to the public operators: while
+# torch.compile or torch.export traces (TRACING: dynamo folds is_dynamo_compiling to True and
+# non-strict export sets torch.compiler's flag, the one is_compiling reads after a second frame),
+# under a torch.func transform, a forward-mode AD level or a torch function mode, which only the
+# public operators' way honours. Expressions over the names below, which vecadd/_lean.py writes
+# into each lean way: a function's frame would be a visible share of a small call.
+TRACING = "is_dynamo_compiling() or compiler._is_compiling_flag"
+TRACING_NAMES = {
+    "is_dynamo_compiling": torch.compiler.is_dynamo_compiling,
+    "compiler": torch.compiler,
+}
 LEAN_WAY_BLOCKED = (
-    "functorch_transforms_active() or forward_ad_levels._current_level >= 0 "
+    f"{TRACING} or functorch_transforms_active() or forward_ad_levels._current_level >= 0 "
     "or torch_function_mode_enabled()"
 )
+
+
+def untraced(entry: Callable[..., object]) -> Callable[..., object]:
+    """entry's calls, answered NotImplemented while torch.compile or torch.export traces: neither
+    can enter a C++ function (the native build's own way into add)."""
+    namespace = {**TRACING_NAMES, "entry": entry}
+    text = (
+        f"def untraced(*args):\n    if {TRACING}:\n        return NotImplemented\n"
+        "    return entry(*args)\n"
+    )
+    exec(compile(text, "<vecadd untraced entry>", "exec"), namespace)
+    return namespace["untraced"]
 
 
 def _global_module_hooks() -> tuple[dict, ...] | None:
