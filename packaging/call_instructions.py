@@ -3,7 +3,7 @@ guard that keeps them from growing unseen (nox -s calls).
 
     python packaging/call_instructions.py measure [--json FILE]  # print (and save) the counts
     python packaging/call_instructions.py check   # fail where a row is 10 % above its record
-    python packaging/call_instructions.py table   # the latest record, as docs/benchmarks.md has it
+    python packaging/call_instructions.py table   # this environment's record, as docs shows it
 
 A count is per call on 16-element float32 CPU tensors with one thread, vecadd's and the torch
 call it replaces, for each row of vecadd/bench/calls.py (the rows `vecadd bench --call-cost`
@@ -63,7 +63,6 @@ def _inside() -> None:
 
 
 def measure() -> dict:
-    import torch
 
     from vecadd.bench.calls import CALLS
 
@@ -98,18 +97,20 @@ def measure() -> dict:
         for side in ("vecadd", "torch"):
             fewer, more = (totals[_label(index, side, count)] for count in CALL_COUNTS)
             per_call[row][side] = round((more - fewer) / (CALL_COUNTS[1] - CALL_COUNTS[0]))
+    return {**_environment(), "instructions_per_call": per_call}
+
+
+def _environment() -> dict:
+    """What a record applies to: this Python, torch and vecadd build."""
+    import torch
+
+    import vecadd
+
     return {
         "python": ".".join(map(str, sys.version_info[:2])),
         "torch": torch.__version__.split("+")[0],
-        "vecadd_build": _build(),
-        "instructions_per_call": per_call,
+        "vecadd_build": vecadd.build_info()["torch_abi"],
     }
-
-
-def _build() -> str:
-    import vecadd
-
-    return vecadd.build_info()["torch_abi"]
 
 
 def table(record: dict) -> str:
@@ -123,16 +124,26 @@ def table(record: dict) -> str:
     return "\n".join(lines)
 
 
+def latest_record(records: list[dict], python: str, torch: str, build: str) -> dict | None:
+    """The last record of this Python, torch and build, the one a measurement is held to."""
+    key = (python, torch, build)
+    matching = [r for r in records if (r["python"], r["torch"], r["vecadd_build"]) == key]
+    return matching[-1] if matching else None
+
+
 def check(measured: dict, records: list[dict]) -> list[str]:
     """Rows whose count grew more than 10 % over the record of the same Python, torch and
-    build; the empty list where every row holds (or no record applies)."""
+    build, or that record's table missing from docs/benchmarks.md; the empty list where every
+    row holds (or no record applies)."""
     key = (measured["python"], measured["torch"], measured["vecadd_build"])
-    matching = [r for r in records if (r["python"], r["torch"], r["vecadd_build"]) == key]
-    if not matching:
+    record = latest_record(records, *key)
+    if record is None:
         print(f"call_instructions: no record for Python {key[0]}, torch {key[1]}, {key[2]} build")
         return []
-    recorded = matching[-1]["instructions_per_call"]
+    recorded = record["instructions_per_call"]
     problems = []
+    if table(record) not in BENCHMARKS_DOC.read_text():
+        problems.append(f"{BENCHMARKS_DOC.name} does not show the table of this record")
     for row, counts in measured["instructions_per_call"].items():
         if row not in recorded:
             problems.append(f"{row}: no recorded count (add one to {RECORD.name})")
@@ -155,8 +166,8 @@ def main() -> int:
         _inside()
         return 0
     records = json.loads(RECORD.read_text())["records"] if RECORD.exists() else []
-    if args.action == "table":
-        print(table(records[-1]))
+    if args.action == "table":  # this environment's record, else the last one
+        print(table(latest_record(records, *_environment().values()) or records[-1]))
         return 0
     measured = measure()
     print(table(measured))
@@ -164,8 +175,6 @@ def main() -> int:
         args.json.write_text(json.dumps(measured, indent=2) + "\n")
     if args.action == "check":
         problems = check(measured, records)
-        if records and table(records[-1]) not in BENCHMARKS_DOC.read_text():
-            problems.append(f"{BENCHMARKS_DOC.name} does not show the latest record's table")
         for problem in problems:
             print(f"call_instructions: {problem}")
         if problems:

@@ -126,6 +126,35 @@ def test_each_operators_lean_way_takes_plain_calls_and_leaves_the_rest(op):
         assert lean(*unusual, None) is NotImplemented  # a bool weight: the checked way words it
 
 
+@pytest.mark.skipif(vecadd._library.native_module is None, reason="the native build's entries")
+@pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
+def test_each_operators_native_entry_takes_plain_calls_and_leaves_the_rest(op):
+    """The native build's C++ entry (vecadd._C.<name>, one template for every operator) gives the
+    checked way's result, into out too, and answers NotImplemented for what the checked way
+    must answer or word."""
+    from vecadd import _ops
+
+    entry = getattr(vecadd._library.native_module, op.name)
+    arguments = sample_arguments(op, "cpu")
+    expected = _ops.call(op, arguments, None)
+    assert torch.equal(entry(*arguments, None), expected)
+    out = torch.empty_like(expected)
+    assert entry(*arguments, out) is out
+    assert torch.equal(out, expected)
+    tensors, _ = op.terms(*arguments)
+    marked = [tensor.as_subclass(Marked) for tensor in tensors]
+    assert entry(*op.with_tensors(arguments, marked), None) is NotImplemented
+    assert entry(*arguments, expected.as_subclass(Marked)) is NotImplemented
+    for weight in [argument for argument in op.arguments if argument.type.startswith("float")]:
+        unusual = [*arguments]
+        unusual[op.arguments.index(weight)] = True if weight.type == "float" else [True]
+        assert entry(*unusual, None) is NotImplemented  # a bool weight: the checked way words it
+    with FunctionsSeen():
+        assert entry(*arguments, None) is NotImplemented  # the mode expects the public call
+    with pytest.raises(TypeError, match=rf"vecadd._C.{op.name}\(\) takes {len(arguments) + 1} "):
+        entry(*arguments)
+
+
 class FunctionsSeen(torch.overrides.TorchFunctionMode):
     """Records every function a torch function mode is handed, and runs it."""
 

@@ -179,10 +179,14 @@ def call(op: Operator, arguments: tuple, out: torch.Tensor | None) -> torch.Tens
 LEAN_WAYS = {
     op.name: lean_way(op, _typed, grad_way if native_module is None else None) for op in OPERATORS
 }
-_lean_add_n = LEAN_WAYS["add_n"]
-# lean_add(x, y, alpha, out), for vecadd.add and the VecAdd layer: the native build's own C++
-# entry (vecadd._C.add) is leaner still.
-lean_add = LEAN_WAYS["add"] if native_module is None else private.untraced(native_module.add)
+# lean_add(x, y, alpha, out), for vecadd.add and the VecAdd layer, and add_n's: the native
+# build's own C++ entries (vecadd._C.add, vecadd._C.add_n) are leaner still.
+if native_module is None:
+    lean_add, _lean_add_n = LEAN_WAYS["add"], LEAN_WAYS["add_n"]
+else:
+    lean_add, _lean_add_n = (
+        private.untraced(getattr(native_module, op.name)) for op in (ADD, ADD_N)
+    )
 
 
 def add(

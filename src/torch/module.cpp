@@ -1,5 +1,5 @@
 // vecadd._C: loading it registers the vecadd operators with torch; it also exposes a lean
-// Python entry point to them (how it was built is in vecadd/_build_config.py).
+// Python entry point to each of them (how it was built is in vecadd/_build_config.py).
 #include <Python.h>  // first, as Python asks of its extensions
 
 #include <ATen/PythonTorchFunctionTLS.h>
@@ -7,19 +7,24 @@
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
 
-#include <string>
+#include <cstddef>
+#include <optional>
+#include <tuple>
+#include <vector>
 
 #include "ops.h"
 
 namespace vecadd::torch_binding {
 namespace {
 
-// alpha as the double the schema takes, for the values that convert without a question: a
-// float or an int a double holds exactly. Anything else (a bool too, which vecadd refuses)
-// goes through Python (vecadd._ops), which owns the words of alpha's errors.
-bool double_from_python(PyObject* value, double& alpha) {
+// Each schema argument type, converted from the Python values the lean entries take without a
+// question; parse answers false for anything else, and the Python face (vecadd._ops) then
+// checks the call and words its errors.
+
+// A float, or an int a double holds exactly (not a bool, which vecadd refuses).
+bool double_from_python(PyObject* value, double& result) {
   if (PyFloat_CheckExact(value)) {
-    alpha = PyFloat_AS_DOUBLE(value);
+    result = PyFloat_AS_DOUBLE(value);
     return true;
   }
   if (!PyLong_Check(value) || PyBool_Check(value)) {  // bool is an int subclass
@@ -31,61 +36,147 @@ bool double_from_python(PyObject* value, double& alpha) {
   if (overflow != 0 || integer > kExactLimit || integer < -kExactLimit) {
     return false;
   }
-  alpha = static_cast<double>(integer);
+  result = static_cast<double>(integer);
   return true;
 }
 
-// add(x, y, alpha, out): the hot path behind vecadd.add for plain tensors. Returns
-// NotImplemented for anything but plain tensors or under a torch function mode (so that the
-// Python face can honour __torch_function__ through torch.ops.vecadd.add, and word the errors
-// of wrong arguments) and for an alpha it does not convert.
-PyObject* add_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_TH_ERRORS
-  if (nargs != 4) {
-    PyErr_Format(PyExc_TypeError, "vecadd._C.add() takes 4 arguments (x, y, alpha, out), got %zd",
-                 nargs);
+// A plain torch.Tensor (a subclass may define __torch_function__: only torch.ops honours it).
+struct TensorArgument {
+  const at::Tensor* tensor = nullptr;
+  bool parse(PyObject* value) {
+    if (!THPVariable_CheckExact(value)) {
+      return false;
+    }
+    tensor = &THPVariable_Unpack(value);
+    return true;
+  }
+  const at::Tensor& get() const { return *tensor; }
+};
+
+// A non-empty list or tuple of plain tensors.
+struct TensorListArgument {
+  std::vector<at::Tensor> tensors;
+  bool parse(PyObject* value) {
+    if (!PyList_CheckExact(value) && !PyTuple_CheckExact(value)) {
+      return false;
+    }
+    const Py_ssize_t size = PySequence_Fast_GET_SIZE(value);
+    PyObject** items = PySequence_Fast_ITEMS(value);
+    tensors.reserve(static_cast<std::size_t>(size));
+    for (Py_ssize_t i = 0; i < size; ++i) {
+      if (!THPVariable_CheckExact(items[i])) {
+        return false;
+      }
+      tensors.push_back(THPVariable_Unpack(items[i]));
+    }
+    return !tensors.empty();
+  }
+  at::TensorList get() const { return tensors; }
+};
+
+struct FloatArgument {
+  double value = 1;
+  bool parse(PyObject* object) { return double_from_python(object, value); }
+  double get() const { return value; }
+};
+
+// None, or a list or tuple of floats.
+struct OptionalFloatListArgument {
+  std::optional<std::vector<double>> values;
+  bool parse(PyObject* object) {
+    if (object == Py_None) {
+      return true;
+    }
+    if (!PyList_CheckExact(object) && !PyTuple_CheckExact(object)) {
+      return false;
+    }
+    const Py_ssize_t size = PySequence_Fast_GET_SIZE(object);
+    PyObject** items = PySequence_Fast_ITEMS(object);
+    values.emplace(static_cast<std::size_t>(size));
+    for (Py_ssize_t i = 0; i < size; ++i) {
+      if (!double_from_python(items[i], (*values)[static_cast<std::size_t>(i)])) {
+        return false;
+      }
+    }
+    return true;
+  }
+  std::optional<at::ArrayRef<double>> get() const {
+    return values ? std::optional<at::ArrayRef<double>>(*values) : std::nullopt;
+  }
+};
+
+// The lean entry of an operator whose schema takes Arguments, then out: name(*arguments, out).
+// It calls the public operator (or its out overload) through the dispatcher, and returns
+// NotImplemented for anything but plain values or under a torch function mode, which expects
+// to see the operator's call.
+template <class... Arguments, class Functional, class OutVariant>
+PyObject* lean_entry(const char* name, const Functional& functional, const OutVariant& out_variant,
+                     PyObject* const* args, Py_ssize_t nargs) {
+  constexpr Py_ssize_t kArguments = sizeof...(Arguments) + 1;
+  if (nargs != kArguments) {
+    PyErr_Format(PyExc_TypeError, "vecadd._C.%s() takes %zd arguments (the last one out), got %zd",
+                 name, kArguments, nargs);
     return nullptr;
   }
-  PyObject* const x_object = args[0];
-  PyObject* const y_object = args[1];
-  PyObject* const alpha_object = args[2];
-  PyObject* const out_object = args[3] == Py_None ? nullptr : args[3];
-  if (!THPVariable_CheckExact(x_object) || !THPVariable_CheckExact(y_object) ||
-      (out_object != nullptr && !THPVariable_CheckExact(out_object))) {
+  PyObject* const out_object = args[kArguments - 1] == Py_None ? nullptr : args[kArguments - 1];
+  if ((out_object != nullptr && !THPVariable_CheckExact(out_object)) ||
+      at::impl::torch_function_mode_enabled()) {
     Py_RETURN_NOTIMPLEMENTED;
   }
-  // A torch function mode expects to see vecadd::add: only torch.ops' way reaches it.
-  if (at::impl::torch_function_mode_enabled()) {
+  std::tuple<Arguments...> parsed;
+  const bool plain = std::apply(
+      [args](Arguments&... each) {
+        Py_ssize_t next = 0;
+        return (each.parse(args[next++]) && ...);
+      },
+      parsed);
+  if (!plain) {
     Py_RETURN_NOTIMPLEMENTED;
   }
-  double alpha = 1;
-  if (!double_from_python(alpha_object, alpha)) {
-    Py_RETURN_NOTIMPLEMENTED;
-  }
-  const at::Tensor& x = THPVariable_Unpack(x_object);
-  const at::Tensor& y = THPVariable_Unpack(y_object);
   if (out_object == nullptr) {
     at::Tensor result;
     {
       const pybind11::gil_scoped_release no_gil;
-      result = add_operator().call(x, y, alpha);
+      result = std::apply([&](const Arguments&... each) { return functional.call(each.get()...); },
+                          parsed);
     }
     return THPVariable_Wrap(std::move(result));
   }
   at::Tensor out = THPVariable_Unpack(out_object);
   {
     const pybind11::gil_scoped_release no_gil;
-    add_out_operator().call(x, y, alpha, out);
+    std::apply([&](const Arguments&... each) { out_variant.call(each.get()..., out); }, parsed);
   }
   Py_INCREF(out_object);
   return out_object;
+}
+
+PyObject* add_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  return lean_entry<TensorArgument, TensorArgument, FloatArgument>("add", add_operator(),
+                                                                   add_out_operator(), args, nargs);
   END_HANDLE_TH_ERRORS
 }
 
-PyMethodDef add_method = {
-    "add", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&add_entry)), METH_FASTCALL,
-    "add(x, y, alpha, out) -> Tensor\n\nLean entry to torch.ops.vecadd.add for plain tensors; "
-    "use vecadd.add instead."};
+PyObject* add_n_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  return lean_entry<TensorListArgument, OptionalFloatListArgument>(
+      "add_n", add_n_operator(), add_n_out_operator(), args, nargs);
+  END_HANDLE_TH_ERRORS
+}
+
+PyCFunction fastcall(_PyCFunctionFast entry) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(entry));
+}
+
+PyMethodDef methods[] = {
+    {"add", fastcall(&add_entry), METH_FASTCALL,
+     "add(x, y, alpha, out) -> Tensor\n\nLean entry to torch.ops.vecadd.add for plain tensors; "
+     "use vecadd.add instead."},
+    {"add_n", fastcall(&add_n_entry), METH_FASTCALL,
+     "add_n(tensors, weights, out) -> Tensor\n\nLean entry to torch.ops.vecadd.add_n for plain "
+     "tensors; use vecadd.add_n instead."},
+};
 
 }  // namespace
 }  // namespace vecadd::torch_binding
@@ -93,6 +184,8 @@ PyMethodDef add_method = {
 // Safe without the GIL (no state of its own), so a free-threaded CPython keeps the GIL off.
 PYBIND11_MODULE(_C, m, pybind11::mod_gil_not_used()) {
   m.doc() = "vecadd's compiled core: registers torch.ops.vecadd.* on import";
-  m.add_object("add", pybind11::reinterpret_steal<pybind11::object>(
-                          PyCFunction_New(&vecadd::torch_binding::add_method, nullptr)));
+  for (PyMethodDef& method : vecadd::torch_binding::methods) {
+    m.add_object(method.ml_name,
+                 pybind11::reinterpret_steal<pybind11::object>(PyCFunction_New(&method, nullptr)));
+  }
 }

@@ -53,9 +53,6 @@ void add_out_autograd(const at::Tensor& x, const at::Tensor& y, double alpha, at
 
 // ---- add_n: weights[0] * tensors[0] + weights[1] * tensors[1] + ... ----
 
-using AddNSignature = at::Tensor(at::TensorList, std::optional<at::ArrayRef<double>>);
-using AddNOutSignature = void(at::TensorList, std::optional<at::ArrayRef<double>>, at::Tensor&);
-
 // The call over a list's tensors, with weights of 1 by default.
 template <class Run>
 auto with_add_n_call(at::TensorList tensors, std::optional<at::ArrayRef<double>> weights,
@@ -85,20 +82,15 @@ void add_n_out(at::TensorList tensors, std::optional<at::ArrayRef<double>> weigh
 }
 
 at::Tensor add_n_autograd(at::TensorList tensors, std::optional<at::ArrayRef<double>> weights) {
-  static const auto below =
-      c10::Dispatcher::singleton().findSchemaOrThrow("vecadd::add_n", "").typed<AddNSignature>();
   return with_add_n_call(tensors, weights, [&](const SumCall& call) {
-    return sum_autograd(call, [&] { return below.call(tensors, weights); });
+    return sum_autograd(call, [&] { return add_n_operator().call(tensors, weights); });
   });
 }
 
 void add_n_out_autograd(at::TensorList tensors, std::optional<at::ArrayRef<double>> weights,
                         at::Tensor& out) {
-  static const auto below = c10::Dispatcher::singleton()
-                                .findSchemaOrThrow("vecadd::add_n", "out")
-                                .typed<AddNOutSignature>();
   with_add_n_call(tensors, weights, [&](const SumCall& call) {
-    sum_out_autograd(call, out, [&] { below.call(tensors, weights, out); });
+    sum_out_autograd(call, out, [&] { add_n_out_operator().call(tensors, weights, out); });
     return 0;
   });
 }
@@ -114,6 +106,19 @@ const c10::TypedOperatorHandle<AddSignature>& add_operator() {
 const c10::TypedOperatorHandle<AddOutSignature>& add_out_operator() {
   static const auto handle =
       c10::Dispatcher::singleton().findSchemaOrThrow("vecadd::add", "out").typed<AddOutSignature>();
+  return handle;
+}
+
+const c10::TypedOperatorHandle<AddNSignature>& add_n_operator() {
+  static const auto handle =
+      c10::Dispatcher::singleton().findSchemaOrThrow("vecadd::add_n", "").typed<AddNSignature>();
+  return handle;
+}
+
+const c10::TypedOperatorHandle<AddNOutSignature>& add_n_out_operator() {
+  static const auto handle = c10::Dispatcher::singleton()
+                                 .findSchemaOrThrow("vecadd::add_n", "out")
+                                 .typed<AddNOutSignature>();
   return handle;
 }
 
