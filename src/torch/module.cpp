@@ -40,6 +40,25 @@ bool double_from_python(PyObject* value, double& result) {
   return true;
 }
 
+// visit(items, size) over a list's or tuple's items, the list locked against other threads
+// meanwhile (a free-threaded CPython has no GIL to keep it from changing); false for any other
+// object.
+template <class Visit>
+bool visit_items(PyObject* sequence, Visit&& visit) {
+  if (!PyList_CheckExact(sequence) && !PyTuple_CheckExact(sequence)) {
+    return false;
+  }
+  bool taken = false;
+#if PY_VERSION_HEX >= 0x030D0000
+  Py_BEGIN_CRITICAL_SECTION(sequence);
+#endif
+  taken = visit(PySequence_Fast_ITEMS(sequence), PySequence_Fast_GET_SIZE(sequence));
+#if PY_VERSION_HEX >= 0x030D0000
+  Py_END_CRITICAL_SECTION();
+#endif
+  return taken;
+}
+
 // A plain torch.Tensor (a subclass may define __torch_function__: only torch.ops honours it).
 struct TensorArgument {
   const at::Tensor* tensor = nullptr;
@@ -57,19 +76,16 @@ struct TensorArgument {
 struct TensorListArgument {
   std::vector<at::Tensor> tensors;
   bool parse(PyObject* value) {
-    if (!PyList_CheckExact(value) && !PyTuple_CheckExact(value)) {
-      return false;
-    }
-    const Py_ssize_t size = PySequence_Fast_GET_SIZE(value);
-    PyObject** items = PySequence_Fast_ITEMS(value);
-    tensors.reserve(static_cast<std::size_t>(size));
-    for (Py_ssize_t i = 0; i < size; ++i) {
-      if (!THPVariable_CheckExact(items[i])) {
-        return false;
+    return visit_items(value, [this](PyObject** items, Py_ssize_t size) {
+      tensors.reserve(static_cast<std::size_t>(size));
+      for (Py_ssize_t i = 0; i < size; ++i) {
+        if (!THPVariable_CheckExact(items[i])) {
+          return false;
+        }
+        tensors.push_back(THPVariable_Unpack(items[i]));
       }
-      tensors.push_back(THPVariable_Unpack(items[i]));
-    }
-    return !tensors.empty();
+      return !tensors.empty();
+    });
   }
   at::TensorList get() const { return tensors; }
 };
@@ -87,18 +103,15 @@ struct OptionalFloatListArgument {
     if (object == Py_None) {
       return true;
     }
-    if (!PyList_CheckExact(object) && !PyTuple_CheckExact(object)) {
-      return false;
-    }
-    const Py_ssize_t size = PySequence_Fast_GET_SIZE(object);
-    PyObject** items = PySequence_Fast_ITEMS(object);
-    values.emplace(static_cast<std::size_t>(size));
-    for (Py_ssize_t i = 0; i < size; ++i) {
-      if (!double_from_python(items[i], (*values)[static_cast<std::size_t>(i)])) {
-        return false;
+    return visit_items(object, [this](PyObject** items, Py_ssize_t size) {
+      values.emplace(static_cast<std::size_t>(size));
+      for (Py_ssize_t i = 0; i < size; ++i) {
+        if (!double_from_python(items[i], (*values)[static_cast<std::size_t>(i)])) {
+          return false;
+        }
       }
-    }
-    return true;
+      return true;
+    });
   }
   std::optional<at::ArrayRef<double>> get() const {
     return values ? std::optional<at::ArrayRef<double>>(*values) : std::nullopt;
