@@ -382,7 +382,7 @@ class Rehearsal:
         rehearsal's environments together come near what a CI machine's disk holds."""
         python = self.build_pythons.pop(torch, None)
         if python is not None:
-            shutil.rmtree(python.parents[1], ignore_errors=True)
+            self.drop_torch_environment(python)
 
     def build_cuda_library(
         self, name: str, torch: str, nvcc: str, system_root: Path | None
@@ -476,8 +476,8 @@ class Rehearsal:
         return python
 
     def drop_torch_environment(self, python: Path) -> None:
-        """Frees an environment no later step uses, as drop_build_environment does: the naive
-        install's isolated build unpacks another CUDA torch, and a CI disk holds few at once."""
+        """Frees the environment of `python`, which no later step uses: a CUDA torch's takes over
+        5 GB, and the naive install's isolated build unpacks another one."""
         shutil.rmtree(python.parents[1], ignore_errors=True)
 
     def packages(self, python: Path, name: str) -> list[str]:

@@ -63,7 +63,6 @@ def _inside() -> None:
 
 
 def measure() -> dict:
-
     from vecadd.bench.calls import CALLS
 
     with tempfile.TemporaryDirectory() as folder:
@@ -167,7 +166,9 @@ def main() -> int:
         return 0
     records = json.loads(RECORD.read_text())["records"] if RECORD.exists() else []
     if args.action == "table":  # this environment's record, else the last one
-        print(table(latest_record(records, *_environment().values()) or records[-1]))
+        here = _environment()
+        record = latest_record(records, here["python"], here["torch"], here["vecadd_build"])
+        print(table(record or records[-1]))
         return 0
     measured = measure()
     print(table(measured))

@@ -201,7 +201,7 @@ def test_cold_times_run_from_each_flush_end_to_the_end_of_the_work_after_it():
     assert times_after_flushes(spans, "fill") == pytest.approx([30e-9, 22e-9, 0.0])
 
 
-def test_kernel_times_sum_each_records_own_duration_between_separators():
+def test_kernel_times_count_each_record_from_the_end_of_the_work_before_it():
     from vecadd.bench.timing import kernel_times_between
 
     spans = [

@@ -1,9 +1,9 @@
 """The Python face of the vecadd operators, the same for both builds.
 
 Each wrapper first tries its operator's lean way (vecadd/_lean.py: plain tensors and numbers in
-eager mode, straight to the kernels; the native build's vecadd._C entry for add). Otherwise
-the checked way (``call``) checks the arguments as the record (vecadd/_operators.py) declares
-them, words the errors of arguments that are not tensors or numbers, turns weights into the
+eager mode, straight to the kernels; the native build's vecadd._C entries for add and add_n).
+Otherwise the checked way (``call``) checks the arguments as the record (vecadd/_operators.py)
+declares them, words the errors of arguments that are not tensors or numbers, turns weights into the
 floats the schemas take (refusing an int that a float cannot hold exactly), and calls the
 dispatcher's op (under a torch.func transform or forward-mode AD, in the stable build, through
 an autograd.Function that supports them).

@@ -106,10 +106,14 @@ torch_function_mode_enabled: Callable[[], bool] = getattr(
 # under a torch.func transform, a forward-mode AD level or a torch function mode, which only the
 # public operators' way honours. Expressions over the names below, which vecadd/_lean.py writes
 # into each lean way: a function's frame would be a visible share of a small call.
-TRACING = "is_dynamo_compiling() or compiler._is_compiling_flag"
+if hasattr(torch.compiler, "is_dynamo_compiling") and hasattr(torch.compiler, "_is_compiling_flag"):
+    TRACING = "is_dynamo_compiling() or compiler._is_compiling_flag"
+else:  # a torch that moved either name: the public question, one frame dearer
+    TRACING = "is_compiling()"
 TRACING_NAMES = {
-    "is_dynamo_compiling": torch.compiler.is_dynamo_compiling,
+    "is_dynamo_compiling": getattr(torch.compiler, "is_dynamo_compiling", None),
     "compiler": torch.compiler,
+    "is_compiling": torch.compiler.is_compiling,
 }
 LEAN_WAY_BLOCKED = (
     f"{TRACING} or functorch_transforms_active() or forward_ad_levels._current_level >= 0 "

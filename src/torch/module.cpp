@@ -8,6 +8,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <cstddef>
+#include <exception>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -49,17 +50,26 @@ bool visit_items(PyObject* sequence, Visit&& visit) {
     return false;
   }
   bool taken = false;
+  std::exception_ptr failure;  // rethrown once the section has ended, which must not be skipped
 #if PY_VERSION_HEX >= 0x030D0000
   Py_BEGIN_CRITICAL_SECTION(sequence);
 #endif
-  taken = visit(PySequence_Fast_ITEMS(sequence), PySequence_Fast_GET_SIZE(sequence));
+  try {
+    taken = visit(PySequence_Fast_ITEMS(sequence), PySequence_Fast_GET_SIZE(sequence));
+  } catch (...) {
+    failure = std::current_exception();
+  }
 #if PY_VERSION_HEX >= 0x030D0000
   Py_END_CRITICAL_SECTION();
 #endif
+  if (failure) {
+    std::rethrow_exception(failure);
+  }
   return taken;
 }
 
-// A plain torch.Tensor (a subclass may define __torch_function__: only torch.ops honours it).
+// A plain torch.Tensor (a subclass may define __torch_function__: only torch.ops honours it),
+// borrowed from its Python object, which the caller's arguments keep alive through the call.
 struct TensorArgument {
   const at::Tensor* tensor = nullptr;
   bool parse(PyObject* value) {
