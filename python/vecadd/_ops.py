@@ -20,8 +20,8 @@ from ._library import native_module
 from ._operators import ADD, ADD_N, OPERATORS, Operator
 from ._sharding import check_distributed
 
-# Not is_dynamo_compiling, one call cheaper: torch.export's non-strict tracing passes a
-# module's plain tensor attributes as plain tensors, which must reach the public op too.
+# The checked way's question, true under torch.compile and torch.export alike (the lean ways
+# ask the same inline: TRACING in vecadd/_torch_private.py).
 is_compiling = torch.compiler.is_compiling
 is_exporting = torch.compiler.is_exporting
 _Tensor = torch.Tensor
