@@ -119,6 +119,18 @@ def source(op: Operator, *, with_grad: bool) -> str:
     )
 
 
+def untraced(entry: Callable[..., object]) -> Callable[..., object]:
+    """The native build's C++ entry of an operator as its lean way: entry's calls, answered
+    NotImplemented while torch.compile or torch.export traces, as neither can enter C++."""
+    namespace = {**private.TRACING_NAMES, "entry": entry}
+    text = (
+        f"def untraced(*args):\n    if {private.TRACING}:\n        return NotImplemented\n"
+        "    return entry(*args)\n"
+    )
+    exec(compile(text, "<vecadd untraced entry>", "exec"), namespace)
+    return namespace["untraced"]
+
+
 def lean_way(
     op: Operator,
     typed: Callable[[RuntimeError], Exception],

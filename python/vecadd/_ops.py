@@ -15,7 +15,7 @@ import torch
 
 from . import _torch_private as private
 from ._fake import check_out
-from ._lean import EXACT_INTEGER_LIMIT, lean_way
+from ._lean import EXACT_INTEGER_LIMIT, lean_way, untraced
 from ._library import native_module
 from ._operators import ADD, ADD_N, OPERATORS, Operator
 from ._sharding import check_distributed
@@ -184,9 +184,7 @@ LEAN_WAYS = {
 if native_module is None:
     lean_add, _lean_add_n = LEAN_WAYS["add"], LEAN_WAYS["add_n"]
 else:
-    lean_add, _lean_add_n = (
-        private.untraced(getattr(native_module, op.name)) for op in (ADD, ADD_N)
-    )
+    lean_add, _lean_add_n = (untraced(getattr(native_module, op.name)) for op in (ADD, ADD_N))
 
 
 def add(

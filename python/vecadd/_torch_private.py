@@ -121,18 +121,6 @@ LEAN_WAY_BLOCKED = (
 )
 
 
-def untraced(entry: Callable[..., object]) -> Callable[..., object]:
-    """entry's calls, answered NotImplemented while torch.compile or torch.export traces: neither
-    can enter a C++ function (the native build's own way into add)."""
-    namespace = {**TRACING_NAMES, "entry": entry}
-    text = (
-        f"def untraced(*args):\n    if {TRACING}:\n        return NotImplemented\n"
-        "    return entry(*args)\n"
-    )
-    exec(compile(text, "<vecadd untraced entry>", "exec"), namespace)
-    return namespace["untraced"]
-
-
 def _global_module_hooks() -> tuple[dict, ...] | None:
     """torch.nn's global module hooks, the dicts that register_module_*_hook fill in place."""
     module = torch.nn.modules.module
