@@ -98,6 +98,30 @@ class Marked(torch.Tensor):
     """A tensor subclass: the lean ways leave it to the checked way (its __torch_function__)."""
 
 
+def _takes_plain_calls_and_leaves_subclasses_and_bools(way, op: Operator) -> tuple:
+    """Checks a way into op (its arguments, then out) against the checked way on plain values,
+    into out too, and that it answers NotImplemented for a tensor subclass or a bool weight,
+    which the checked way must answer or word; gives back the arguments and the result."""
+    from vecadd import _ops
+
+    arguments = sample_arguments(op, "cpu")
+    expected = _ops.call(op, arguments, None)
+    assert torch.equal(way(*arguments, None), expected)
+    out = torch.empty_like(expected)
+    assert way(*arguments, out) is out
+    assert torch.equal(out, expected)
+    tensors, _ = op.terms(*arguments)
+    marked = [tensor.as_subclass(Marked) for tensor in tensors]
+    assert way(*op.with_tensors(arguments, marked), None) is NotImplemented
+    for weight in [argument for argument in op.arguments if argument.type.startswith("float")]:
+        unusual = [*arguments]
+        unusual[op.arguments.index(weight)] = (
+            True if weight.type == "float" else [True] * len(tensors)
+        )
+        assert way(*unusual, None) is NotImplemented  # a bool weight: the checked way words it
+    return arguments, expected
+
+
 @pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
 def test_each_operators_lean_way_takes_plain_calls_and_leaves_the_rest(op):
     """The lean way written from the record (vecadd/_lean.py) gives the checked way's result,
@@ -105,25 +129,11 @@ def test_each_operators_lean_way_takes_plain_calls_and_leaves_the_rest(op):
     from vecadd import _ops
 
     lean = _ops.LEAN_WAYS[op.name]
-    arguments = sample_arguments(op, "cpu")
-    expected = _ops.call(op, arguments, None)
-    assert torch.equal(lean(*arguments, None), expected)
-    out = torch.empty_like(expected)
-    assert lean(*arguments, out) is out
-    assert torch.equal(out, expected)
-    tensors, _ = op.terms(*arguments)
-    marked = [tensor.as_subclass(Marked) for tensor in tensors]
-    assert lean(*op.with_tensors(arguments, marked), None) is NotImplemented
+    arguments, expected = _takes_plain_calls_and_leaves_subclasses_and_bools(lean, op)
     with_grad = sample_arguments(op, "cpu", requires_grad=True)
     assert lean(*with_grad, torch.empty_like(expected)) is NotImplemented  # out= and grad: words
     with pytest.raises(TypeError, match=r"out has dtype torch.float32"):  # the kernels' words
         lean(*arguments, expected.to(torch.float32))
-    weights = [argument for argument in op.arguments if argument.type.startswith("float")]
-    for weight in weights:
-        index = op.arguments.index(weight)
-        unusual = [*arguments]
-        unusual[index] = True if weight.type == "float" else [True] * len(tensors)
-        assert lean(*unusual, None) is NotImplemented  # a bool weight: the checked way words it
 
 
 @pytest.mark.skipif(vecadd._library.native_module is None, reason="the native build's entries")
@@ -132,23 +142,9 @@ def test_each_operators_native_entry_takes_plain_calls_and_leaves_the_rest(op):
     """The native build's C++ entry (vecadd._C.<name>, one template for every operator) gives the
     checked way's result, into out too, and answers NotImplemented for what the checked way
     must answer or word."""
-    from vecadd import _ops
-
     entry = getattr(vecadd._library.native_module, op.name)
-    arguments = sample_arguments(op, "cpu")
-    expected = _ops.call(op, arguments, None)
-    assert torch.equal(entry(*arguments, None), expected)
-    out = torch.empty_like(expected)
-    assert entry(*arguments, out) is out
-    assert torch.equal(out, expected)
-    tensors, _ = op.terms(*arguments)
-    marked = [tensor.as_subclass(Marked) for tensor in tensors]
-    assert entry(*op.with_tensors(arguments, marked), None) is NotImplemented
+    arguments, expected = _takes_plain_calls_and_leaves_subclasses_and_bools(entry, op)
     assert entry(*arguments, expected.as_subclass(Marked)) is NotImplemented
-    for weight in [argument for argument in op.arguments if argument.type.startswith("float")]:
-        unusual = [*arguments]
-        unusual[op.arguments.index(weight)] = True if weight.type == "float" else [True]
-        assert entry(*unusual, None) is NotImplemented  # a bool weight: the checked way words it
     with FunctionsSeen():
         assert entry(*arguments, None) is NotImplemented  # the mode expects the public call
     with pytest.raises(TypeError, match=rf"vecadd._C.{op.name}\(\) takes {len(arguments) + 1} "):
