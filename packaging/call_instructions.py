@@ -123,10 +123,14 @@ def table(record: dict) -> str:
     return "\n".join(lines)
 
 
-def latest_record(records: list[dict], python: str, torch: str, build: str) -> dict | None:
-    """The last record of this Python, torch and build, the one a measurement is held to."""
-    key = (python, torch, build)
-    matching = [r for r in records if (r["python"], r["torch"], r["vecadd_build"]) == key]
+ENVIRONMENT_KEYS = ("python", "torch", "vecadd_build")
+
+
+def latest_record(records: list[dict], environment: dict) -> dict | None:
+    """The last record of the environment's Python, torch and build (a measurement or what
+    _environment gives), the one a measurement is held to."""
+    key = [environment[name] for name in ENVIRONMENT_KEYS]
+    matching = [r for r in records if [r[name] for name in ENVIRONMENT_KEYS] == key]
     return matching[-1] if matching else None
 
 
@@ -134,10 +138,10 @@ def check(measured: dict, records: list[dict]) -> list[str]:
     """Rows whose count grew more than 10 % over the record of the same Python, torch and
     build, or that record's table missing from docs/benchmarks.md; the empty list where every
     row holds (or no record applies)."""
-    key = (measured["python"], measured["torch"], measured["vecadd_build"])
-    record = latest_record(records, *key)
+    record = latest_record(records, measured)
     if record is None:
-        print(f"call_instructions: no record for Python {key[0]}, torch {key[1]}, {key[2]} build")
+        python, torch, build = (measured[name] for name in ENVIRONMENT_KEYS)
+        print(f"call_instructions: no record for Python {python}, torch {torch}, {build} build")
         return []
     recorded = record["instructions_per_call"]
     problems = []
@@ -166,9 +170,7 @@ def main() -> int:
         return 0
     records = json.loads(RECORD.read_text())["records"] if RECORD.exists() else []
     if args.action == "table":  # this environment's record, else the last one
-        here = _environment()
-        record = latest_record(records, here["python"], here["torch"], here["vecadd_build"])
-        print(table(record or records[-1]))
+        print(table(latest_record(records, _environment()) or records[-1]))
         return 0
     measured = measure()
     print(table(measured))
