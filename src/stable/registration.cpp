@@ -60,16 +60,16 @@ void add_out_boxed(StableIValue* stack, std::uint64_t num_args, std::uint64_t nu
 PerOperand<StableTensor> list_tensors(StableIValue value, int& count) {
   const auto list = torch::stable::detail::to<StableListHandle>(value);
   std::size_t size = 0;
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_list_size(list, &size));
+  check_shim(torch_list_size(list, &size), "read a tensor list's length");
   count = static_cast<int>(size);
   PerOperand<StableTensor> tensors(count);
   for (int i = 0; i < count; ++i) {
     StableIValue element = 0;
-    STABLE_TORCH_ERROR_CODE_CHECK(torch_list_get_item(list, i, &element));
+    check_shim(torch_list_get_item(list, i, &element), "read a tensor list's item");
     const auto handle = torch::stable::detail::to<AtenTensorHandle>(element);
     tensors[i] = StableTensor(handle, HandleOwner(handle));
   }
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_delete_list(list));
+  check_shim(torch_delete_list(list), "free a tensor list");
   return tensors;
 }
 

@@ -5,13 +5,14 @@
 #include <stdexcept>
 
 namespace vecadd::stable_binding {
-namespace {
 
 void check_shim(AOTITorchError status, const char* what) {
   if (status != AOTI_TORCH_SUCCESS) {
     throw std::runtime_error(std::string("vecadd: torch could not ") + what);
   }
 }
+
+namespace {
 
 std::int32_t cuda_device_type() {
   static const std::int32_t type = aoti_torch_device_type_cuda();

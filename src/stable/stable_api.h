@@ -18,6 +18,9 @@
 
 namespace vecadd::stable_binding {
 
+// Throws "vecadd: torch could not <what>" where a shim call failed.
+void check_shim(AOTITorchError status, const char* what);
+
 // Deletes a tensor handle: the dispatcher hands each kernel owning handles of its tensors.
 struct HandleDeleter {
   void operator()(AtenTensorHandle handle) const noexcept;
