@@ -189,7 +189,8 @@ def test_the_import_hook_gives_one_thread_the_spec_when_many_import_at_once(monk
     import threading
     import time
 
-    from vecadd._sharding import DTENSOR_MODULE, _RegisterOnImport
+    from vecadd._on_import import _RegisterOnImport
+    from vecadd._sharding import DTENSOR_MODULE
 
     class SlowList(list):
         def __contains__(self, item):
@@ -197,7 +198,7 @@ def test_the_import_hook_gives_one_thread_the_spec_when_many_import_at_once(monk
             time.sleep(0.05)  # the window between the look and the remove
             return found
 
-    finder = _RegisterOnImport()
+    finder = _RegisterOnImport(DTENSOR_MODULE, lambda: None)
     monkeypatch.setattr(sys, "meta_path", SlowList([finder, *sys.meta_path]))
     monkeypatch.setattr("importlib.util.find_spec", lambda name: None)  # nothing is imported
     start, results = threading.Barrier(8), []

@@ -20,6 +20,7 @@ __all__ = [
     "decompositions",
     "get_cmake_dir",
     "get_include",
+    "keep_kernels",
     "onnx_translations",
 ]
 
@@ -28,6 +29,7 @@ if not running_as_path_query():
     import torch  # noqa: F401  (torch's libraries must be loaded before vecadd's own)
 
     from . import _library  # noqa: F401  (defines the operators, loads their kernels)
+    from ._compile import keep_kernels
     from ._dtypes import SUPPORTED_DTYPES
     from ._export import decompositions, onnx_translations
     from ._module import VecAdd

@@ -51,9 +51,11 @@ if native_module is None and cuda_state.loaded is None:
             _definitions.impl(_name, _cuda_refusal(_operator.call), "CUDA")
 
 from . import _batching, _fake  # noqa: E402, F401  (registers the vmap rules, fake kernels)
+from ._compile import register_when_inductor_loads  # noqa: E402
 from ._sharding import register_when_dtensor_loads  # noqa: E402
 
 register_when_dtensor_loads()
+register_when_inductor_loads()
 
 if _build_config.TORCH_ABI == "stable":
     from . import _autograd  # noqa: F401  (registers autograd)

@@ -13,15 +13,13 @@ so out keeps its placements. docs/distributed.md has the table.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
 import sys
-import threading
 import warnings
 
 import torch
 
 from ._fake import check_out, result_shape
+from ._on_import import when_imported
 from ._operators import OPERATORS, Operator
 
 DTENSOR_MODULE = "torch.distributed.tensor"
@@ -177,38 +175,6 @@ def check_distributed(op: Operator, named_tensors: list[tuple[str, torch.Tensor]
             )
 
 
-class _RegisterOnImport(importlib.abc.MetaPathFinder):
-    """Registers the rules once torch.distributed.tensor has been imported, by whoever imports
-    it: importing it with vecadd would cost every user about a second of import time."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != DTENSOR_MODULE:
-            return None
-        with self._lock:
-            if self not in sys.meta_path:
-                return None
-            sys.meta_path.remove(self)  # from here on the ordinary finders answer
-        spec = importlib.util.find_spec(fullname)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _ThenRegister(spec.loader)
-        return spec
-
-
-class _ThenRegister(importlib.abc.Loader):
-    def __init__(self, loader) -> None:
-        self._loader = loader
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        self._loader.exec_module(module)
-        register_sharding_rules_or_warn()
-
-
 def register_sharding_rules_or_warn() -> None:
     # A torch whose DTensor API moved must not make importing torch.distributed.tensor fail.
     try:
@@ -225,9 +191,5 @@ def register_sharding_rules_or_warn() -> None:
 
 def register_when_dtensor_loads() -> None:
     """Registers the rules now if torch.distributed.tensor is loaded, else once it is."""
-    if not torch.distributed.is_available():
-        return
-    if DTENSOR_MODULE in sys.modules:
-        register_sharding_rules_or_warn()
-    else:
-        sys.meta_path.insert(0, _RegisterOnImport())
+    if torch.distributed.is_available():
+        when_imported(DTENSOR_MODULE, register_sharding_rules_or_warn)

@@ -196,3 +196,72 @@ else:
 increment_versions: Callable[[tuple], None] = getattr(
     torch._C, "_increment_version", torch.autograd.graph.increment_version
 )
+
+
+class InductorLowerings:
+    """Inductor's table of lowerings and what a vecadd lowering asks of the graph being lowered:
+    no public API registers a lowering for an operator or tells which nodes it would fuse with
+    (docs/compile.md). Built once torch._inductor.lowering has been imported."""
+
+    def __init__(self) -> None:
+        from torch._inductor import lowering
+        from torch._inductor.virtualized import V
+
+        self.table = lowering.lowerings
+        self.fallback_handler = lowering.fallback_handler
+        self.needs_realized_inputs = lowering.needs_realized_inputs
+        self._graph = V
+        aten, prims = torch.ops.aten, torch.ops.prims
+        self.add = self.table[aten.add.Tensor]
+        self.mul = self.table[aten.mul.Tensor]
+        self.clone = self.table[aten.clone.default]
+        self.convert = self.table[prims.convert_element_type.default]
+
+    def current_node(self) -> torch.fx.Node:
+        """The FX node whose lowering is running."""
+        return self._graph.graph.current_node
+
+    def ahead_of_time(self) -> bool:
+        """Whether the graph becomes an AOTInductor package, which other processes run."""
+        return bool(self._graph.graph.aot_mode)
+
+    def fuses(self, node: torch.fx.Node) -> bool:
+        """Whether Inductor computes this node itself, in a kernel that can take in a pointwise
+        neighbour, rather than calling out to a kernel that needs its inputs in memory."""
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            return False
+        lowering = self.table.get(node.target)
+        return (
+            lowering is not None
+            and not getattr(lowering, "_is_fallback_handler", False)
+            and node.target not in self.needs_realized_inputs
+        )
+
+
+def inductor_lowerings() -> InductorLowerings:
+    try:
+        return InductorLowerings()
+    except (ImportError, AttributeError, KeyError) as error:
+        raise _moved(
+            f"Inductor's lowering table ({type(error).__name__}: {error})",
+            "let torch.compile fuse its operators",
+        ) from None
+
+
+# A tag torch.compile's caches put in every key (a public option from torch 2.6 on): graphs
+# compiled with vecadd's kernels kept must not be served to calls that fuse them, nor the reverse.
+def cache_key_tag_patch(tag: str) -> contextlib.AbstractContextManager:
+    config = torch.compiler.config
+    if not hasattr(config, "cache_key_tag"):
+        return contextlib.nullcontext()
+    return config.patch(cache_key_tag=f"{config.cache_key_tag}{tag}")
+
+
+def cpu_kernels_recorded() -> contextlib.AbstractContextManager:
+    """Inductor's C++ kernels, compiled in this scope, record themselves for torch.profiler (a
+    private option), so that a benchmark can count them; nothing where a torch lacks it."""
+    from torch._inductor import config
+
+    if not hasattr(config.cpp, "enable_kernel_profile"):
+        return contextlib.nullcontext()
+    return config.patch({"cpp.enable_kernel_profile": True})

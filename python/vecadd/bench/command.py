@@ -26,6 +26,7 @@ from .._info import build_info
 from ..cli.without_torch import CommandLineError
 from .add_n import format_add_n, measure_add_n
 from .calls import CALLS, call_functions, call_scope
+from .compiled import DEFAULT_DTYPES, DEFAULT_SHAPES, format_compiled, measure_compiled
 from .layouts import LAYOUTS
 from .modes import MODES, copy_ceiling, measure
 from .report import (
@@ -48,7 +49,10 @@ MODE_TITLES = {
     "pipeline-graph": "x = 2a, z = add, w = -z, sum(z); batches of pipelines in a CUDA graph",
     "kernel-warm": "the kernels' own durations (CUPTI), back to back on the same inputs",
     "kernel-cold": "the kernels' own durations (CUPTI), each call after a cache flush",
+    "compiled": "blocks under torch.compile, spelled with torch's operators and with vecadd's",
 }
+# Modes with sizes of their own, not the bandwidth table's.
+BLOCK_MODES = ("compiled",)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -77,7 +81,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="chain",
         help="comma-separated, from chain (back to back, the default), cold (cache flushed "
         "before every call), pipeline (producer, add, consumers), kernel (the kernels' own "
-        "durations on the GPU, warm and cold), or all",
+        "durations on the GPU, warm and cold), compiled (blocks under torch.compile with "
+        "torch's operators and with vecadd's), or all",
     )
     parser.add_argument(
         "--rounds", type=int, default=7, help="timed rounds; the median of per-round ratios is kept"
@@ -96,6 +101,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--inputs", default="3,4", help="add_n: comma-separated input counts (default: 3,4)"
+    )
+    parser.add_argument(
+        "--shapes",
+        default=None,
+        help="compiled mode: operand shapes, e.g. 4096x1024,16384x4096 (default: 2048x1024 on "
+        "cpu, 4096x1024,16384x4096 on cuda; 16-element calls are always timed too)",
+    )
+    parser.add_argument(
+        "--no-training",
+        action="store_true",
+        help="compiled mode: leave out the compiled training step of a transformer-style stack",
     )
     parser.add_argument("--json", metavar="FILE", help="write the raw numbers as JSON")
     parser.add_argument("--plot", metavar="FILE.png", help="draw the ratio to torch.add against n")
@@ -179,9 +195,52 @@ def run_bandwidth(
 
 
 def modes_from_argument(value: str) -> list[str]:
-    """The modes `--mode value` names, in the order of MODES; `all` stands for every one."""
-    names = names_from_argument("--mode", value, (*MODES, "all"), "mode")
-    return list(MODES) if "all" in names else [mode for mode in MODES if mode in names]
+    """The modes `--mode value` names, in the order of MODES then BLOCK_MODES; `all` stands for
+    every one."""
+    every = (*MODES, *BLOCK_MODES)
+    names = names_from_argument("--mode", value, (*every, "all"), "mode")
+    return list(every) if "all" in names else [mode for mode in every if mode in names]
+
+
+def shapes_from_argument(value: str) -> list[tuple[int, ...]]:
+    """The shapes `--shapes value` names: comma-separated, each sizes joined by x."""
+    shapes = []
+    for text in value.split(","):
+        sizes = text.strip().split("x")
+        if not text.strip() or not all(size.isdigit() and int(size) > 0 for size in sizes):
+            raise CommandLineError(
+                f"--shapes {value!r}: {text.strip()!r} is not a shape; expected positive sizes "
+                "joined by x, e.g. 4096x1024, shapes separated by commas"
+            )
+        shapes.append(tuple(int(size) for size in sizes))
+    return shapes
+
+
+def run_compiled(args: argparse.Namespace, device: torch.device) -> None:
+    """--mode compiled: each block compiled with torch's operators and with vecadd's."""
+    default_dtypes = args.dtypes == ",".join(DTYPE_NAMES)
+    dtypes = list(DEFAULT_DTYPES[device.type]) if default_dtypes else args.dtypes.split(",")
+    floats = [name for name in dtypes if DTYPE_NAMES[name].is_floating_point]
+    if floats != dtypes:
+        raise CommandLineError(
+            f"--dtypes {args.dtypes!r}: the compiled mode's blocks (layer_norm, gelu) take "
+            "floating-point dtypes; expected float16, bfloat16, float32 or float64"
+        )
+    shapes = (
+        shapes_from_argument(args.shapes)
+        if args.shapes is not None
+        else list(DEFAULT_SHAPES[device.type])
+    )
+    rows = measure_compiled(
+        device, [DTYPE_NAMES[name] for name in dtypes], shapes, args.rounds, not args.no_training
+    )
+    print(f"\nmode compiled: {MODE_TITLES['compiled']} ({torch.get_num_threads()} CPU threads)")
+    print(format_compiled(rows))
+    if args.json:
+        record = {**_where(device), "threads": torch.get_num_threads(),
+                  "compiled": [asdict(row) for row in rows]}
+        with open(args.json, "w") as handle:
+            json.dump(record, handle, indent=1)
 
 
 # ---------------------------------------------------------------- checking the command line
@@ -323,6 +382,11 @@ def run_from_arguments(args: argparse.Namespace) -> int:
             f"{device.type}), or give --max-log2"
         )
     exponents = range(args.min_log2, max_log2 + 1, args.step)
+    if "compiled" in modes:
+        run_compiled(args, device)
+        modes = [mode for mode in modes if mode not in BLOCK_MODES]
+        if not modes:
+            return 0
     if args.op == "add_n":
         return run_add_n(args, device, modes, dtypes, exponents, layouts)
     out_modes = {"both": (False, True), "yes": (True,), "no": (False,)}[args.out]

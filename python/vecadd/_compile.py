@@ -1,0 +1,139 @@
+"""vecadd's operators under torch.compile: Inductor fuses each one with its neighbours, or calls
+vecadd's kernel where that is faster (docs/compile.md).
+
+Every functional overload of every operator record (vecadd/_operators.py) gets an Inductor
+lowering, registered once torch._inductor.lowering is imported. It writes the record's weighted
+sum (vecadd/_export.py's ``weighted_sum``, the kernels' formula) in Inductor's own operations,
+which Inductor fuses into the kernels around it, unless the sum has nothing to fuse with: then
+one kernel or the other is the only pass over memory either way, and vecadd's is ahead on a
+GPU once the operands outgrow its L2 cache. torch.export and eager calls never see these
+lowerings: exported programs keep calling ``torch.ops.vecadd.*``.
+
+``keep_kernels()`` makes the lowerings call vecadd's kernels in every graph compiled in its
+scope.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import warnings
+from collections.abc import Iterator
+
+import torch
+
+from . import _torch_private as private
+from ._export import functional_overloads, weighted_sum
+from ._on_import import when_imported
+from ._operators import OPERATORS, Operator
+
+INDUCTOR_LOWERING_MODULE = "torch._inductor.lowering"
+# Put in torch.compile's cache keys while kernels are kept.
+_KEPT_TAG = "+vecadd-kernels"
+
+
+# How many keep_kernels() scopes are open: graphs compiled now keep vecadd's kernels when any
+# is. The Python face reads it while torch.compile traces (so that a compiled function compiles
+# anew on the other side of the switch), and the lowerings read it.
+kept_scopes = 0
+_kept_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def keep_kernels() -> Iterator[None]:
+    """Graphs that torch.compile compiles inside this scope call vecadd's kernels for vecadd's
+    operators instead of fusing them into Inductor's kernels::
+
+        with vecadd.keep_kernels():
+            compiled(x)  # torch.compile compiles at the first call: make it here
+
+    The switch is read when a graph is compiled: a graph compiled outside the scope keeps
+    fusing inside it, except that a call of vecadd's Python functions or layers inside a
+    compiled function makes that function compile anew on the other side of the switch.
+    """
+    global kept_scopes
+    with _kept_lock:
+        kept_scopes += 1
+    try:
+        with private.cache_key_tag_patch(_KEPT_TAG):
+            yield
+    finally:
+        with _kept_lock:
+            kept_scopes -= 1
+
+
+def _large_on_gpu(result: torch.Tensor, inputs: int) -> bool:
+    """Whether a sum moves more bytes than the GPU's L2 cache holds, where vecadd's kernel
+    streams faster than Inductor's (docs/compile.md has the measurements)."""
+    if result.device.type != "cuda" or not isinstance(result.numel(), int):
+        return False
+    moved = (inputs + 1) * result.numel() * result.element_size()
+    return moved >= torch.cuda.get_device_properties(result.device).L2_cache_size
+
+
+class _InductorArithmetic:
+    """weighted_sum's steps as Inductor's lowerings of the aten operations (vecadd/_export.py
+    writes the same steps for decompositions and ONNX)."""
+
+    def __init__(self, inductor: private.InductorLowerings) -> None:
+        self._inductor = inductor
+
+    def dtype(self, tensor):
+        return tensor.get_dtype()
+
+    def convert(self, tensor, dtype):
+        return self._inductor.convert(tensor, dtype)
+
+    def scale(self, tensor, weight, dtype):
+        return self._inductor.mul(tensor, weight)
+
+    def add(self, total, term):
+        return self._inductor.add(total, term)
+
+    def copy(self, tensor):
+        return self._inductor.clone(tensor)
+
+
+def _lowering(op: Operator, overload, inductor: private.InductorLowerings):
+    kernel_in_process = functional_overloads(op)[-1]  # the twin: no autograd kernel to enter
+    arithmetic = _InductorArithmetic(inductor)
+
+    def lower(*args, **kwargs):
+        arguments = op.arguments_of(args, kwargs)
+        tensors, weights = op.terms(*arguments)
+        node = inductor.current_node()
+        neighbours = [*node.all_input_nodes, *node.users]
+        alone = not any(inductor.fuses(neighbour) for neighbour in neighbours)
+        result = node.meta.get("val")
+        if not kept_scopes and not (
+            alone and isinstance(result, torch.Tensor) and _large_on_gpu(result, len(tensors))
+        ):
+            return weighted_sum(arithmetic, tensors, weights)
+        # A package run by other processes calls the public operator, the one vecadd promises.
+        kernel = overload if inductor.ahead_of_time() else kernel_in_process
+        positional, keywords = op.split(arguments)
+        if kernel is kernel_in_process:
+            positional, keywords = list(arguments), {}
+        return inductor.fallback_handler(kernel, add_to_fallback_set=False)(
+            *positional, **keywords
+        )
+
+    lower.__name__ = f"lower_{overload._schema.name.split('::')[1]}"
+    return lower
+
+
+def register_lowerings() -> None:
+    """Gives Inductor a lowering for every functional overload of every operator."""
+    try:
+        inductor = private.inductor_lowerings()
+    except RuntimeError as error:
+        # torch.compile still works: Inductor then calls vecadd's kernels, unfused.
+        warnings.warn(f"{error}; compiled graphs call its kernels", RuntimeWarning, stacklevel=2)
+        return
+    for op in OPERATORS:
+        for overload in functional_overloads(op):
+            inductor.table[overload] = _lowering(op, overload, inductor)
+
+
+def register_when_inductor_loads() -> None:
+    when_imported(INDUCTOR_LOWERING_MODULE, register_lowerings)

@@ -1,0 +1,271 @@
+"""Compiled blocks written with vecadd's operators next to the same blocks written with torch's
+(``python -m vecadd bench --mode compiled``): what a model under torch.compile pays, or saves,
+for using vecadd.
+
+Each block is compiled twice with torch.compile's defaults (Inductor), once per spelling, and
+the two run on the same tensors, interleaved round by round; the ratio is torch's time over
+vecadd's (1 or more: vecadd costs nothing). A call's time is the host's and the device's
+together, as a model sees it. The kernels a block launches are counted once, under the
+profiler: GPU kernels on CUDA, Inductor's C++ kernels and vecadd's operator calls on a CPU.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from .. import _torch_private as private
+from .._compile import keep_kernels
+from .._dtypes import dtype_name
+from .._module import VecAdd
+from .._ops import add, add_n
+from .timing import interleaved_samples
+
+RATIO = "ratio = torch's time / vecadd's time (>= 1: vecadd costs nothing), median of rounds"
+# Blocks and their operands' shapes; "tiny" blocks time the per-call cost of compiled code.
+TINY_SHAPE = (16,)
+DEFAULT_SHAPES = {"cpu": ((2048, 1024),), "cuda": ((4096, 1024), (16384, 4096))}
+DEFAULT_DTYPES = {"cpu": ("float32",), "cuda": ("float32", "bfloat16")}
+
+
+def _residual_layer_norm(adder):
+    def block(x, y, weight, bias):
+        residual = adder(x, y)
+        return residual, torch.nn.functional.layer_norm(residual, weight.shape, weight, bias)
+
+    return block
+
+
+def _scaled_gelu(adder):
+    return lambda x, y: torch.nn.functional.gelu(adder(x, y))
+
+
+def _sum_gelu(summer):
+    return lambda a, b, c: torch.nn.functional.gelu(summer(a, b, c))
+
+
+# Each block: (torch's spelling, vecadd's spelling, operands from a shape, dtype and device).
+def _pair(shape, dtype, device, count):
+    return [torch.randn(shape, dtype=dtype, device=device) for _ in range(count)]
+
+
+def _norm_operands(shape, dtype, device):
+    x, y = _pair(shape, dtype, device, 2)
+    width = shape[-1]
+    return [x, y, torch.rand(width, dtype=dtype, device=device), torch.randn(width, dtype=dtype,
+                                                                             device=device)]
+
+
+BLOCKS: dict[str, tuple[Callable, Callable, Callable]] = {
+    "residual add + layer_norm": (
+        _residual_layer_norm(torch.add),
+        _residual_layer_norm(add),
+        _norm_operands,
+    ),
+    "add(alpha=0.5) + gelu": (
+        _scaled_gelu(lambda x, y: torch.add(x, y, alpha=0.5)),
+        _scaled_gelu(lambda x, y: add(x, y, alpha=0.5)),
+        lambda shape, dtype, device: _pair(shape, dtype, device, 2),
+    ),
+    "add_n(3) + gelu": (
+        _sum_gelu(lambda a, b, c: a + b + c),
+        _sum_gelu(lambda a, b, c: add_n([a, b, c])),
+        lambda shape, dtype, device: _pair(shape, dtype, device, 3),
+    ),
+    "add alone": (
+        torch.add,
+        add,
+        lambda shape, dtype, device: _pair(shape, dtype, device, 2),
+    ),
+    "add_n(3) alone": (
+        lambda a, b, c: a + b + c,
+        lambda a, b, c: add_n([a, b, c]),
+        lambda shape, dtype, device: _pair(shape, dtype, device, 3),
+    ),
+}
+TINY_BLOCKS = ("add alone", "add_n(3) alone")
+
+
+@dataclass
+class CompiledRow:
+    block: str
+    shape: tuple[int, ...]
+    dtype: str
+    torch_us: float
+    vecadd_us: float
+    ratio: float  # median of per-round torch / vecadd
+    kernels: dict[str, int] = field(default_factory=dict)  # per call, each spelling
+    ratios: list[float] = field(default_factory=list)
+
+
+def _synchronizer(device: torch.device) -> Callable[[], None]:
+    if device.type == "cuda":
+        return lambda: torch.cuda.synchronize(device)
+    return lambda: None
+
+
+def _calls_per_round(fn: Callable[[], object], sync: Callable[[], None]) -> int:
+    """Enough calls that a round lasts about 20 ms."""
+    sync()
+    begin = time.perf_counter()
+    fn()
+    sync()
+    once = max(time.perf_counter() - begin, 1e-6)
+    return max(5, min(20_000, int(0.02 / once)))
+
+
+def kernels_per_call(fn: Callable[[], object], device: torch.device) -> int:
+    """The kernels one call launches: GPU kernels on CUDA; on a CPU, Inductor's C++ kernels
+    (recorded once compiled with kernel profiling) and vecadd's operator calls."""
+    activity = torch.profiler.ProfilerActivity
+    activities = [activity.CPU] + ([activity.CUDA] if device.type == "cuda" else [])
+    sync = _synchronizer(device)
+    sync()
+    with torch.profiler.profile(activities=activities) as profile:
+        fn()
+        sync()
+    if device.type == "cuda":
+        kinds = (torch.autograd.DeviceType.CUDA,)
+        events = [e for e in profile.events() if e.device_type in kinds]
+        return sum(1 for e in events if not e.name.lower().startswith(("memcpy", "memset")))
+    names = [e.name for e in profile.events()]
+    return sum(1 for name in names if "cpp_fused" in name or name.startswith("vecadd::"))
+
+
+def compile_block(block: Callable) -> Callable:
+    """The block as torch.compile's defaults compile it, compiled on its first call."""
+    return torch.compile(block, fullgraph=True)
+
+
+def measure_block(
+    name: str,
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    device: torch.device,
+    rounds: int,
+    kept: bool = False,
+) -> CompiledRow:
+    theirs, ours, make = BLOCKS[name]
+    operands = make(shape, dtype, device)
+    # A fresh compile per block: each spelling's first call compiles it with the switch as set.
+    torch.compiler.reset()
+    with private.cpu_kernels_recorded():
+        compiled = [compile_block(theirs), compile_block(ours)]
+        torch_call = lambda: compiled[0](*operands)  # noqa: E731
+        vecadd_call = lambda: compiled[1](*operands)  # noqa: E731
+        torch_call()
+        if kept:
+            with keep_kernels():
+                vecadd_call()
+        else:
+            vecadd_call()
+    if device.type == "cpu":
+        # Compiled with profiling on for the count; timed as users compile it.
+        counts = {"torch": kernels_per_call(torch_call, device)}
+        counts["vecadd"] = kernels_per_call(vecadd_call, device)
+        torch.compiler.reset()
+        compiled[:] = [compile_block(theirs), compile_block(ours)]
+        torch_call()
+        if kept:
+            with keep_kernels():
+                vecadd_call()
+        else:
+            vecadd_call()
+    else:
+        counts = {"torch": kernels_per_call(torch_call, device)}
+        counts["vecadd"] = kernels_per_call(vecadd_call, device)
+    sync = _synchronizer(device)
+    calls = _calls_per_round(torch_call, sync)
+
+    def per_call(fn: Callable[[], object]) -> float:
+        sync()
+        begin = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        sync()
+        return (time.perf_counter() - begin) / calls * 1e6
+
+    torch_us, vecadd_us = interleaved_samples([torch_call, vecadd_call], per_call, rounds)
+    ratios = [t / v for t, v in zip(torch_us, vecadd_us, strict=True)]
+    return CompiledRow(
+        name,
+        tuple(shape),
+        dtype_name(dtype),
+        statistics.median(torch_us),
+        statistics.median(vecadd_us),
+        statistics.median(ratios),
+        counts,
+        ratios,
+    )
+
+
+def training_step_row(device: torch.device, dtype: torch.dtype, rounds: int) -> CompiledRow:
+    """A compiled training step (forward, backward, AdamW) of a transformer-style stack whose
+    residual adds are vecadd.add (or VecAdd) and whose three-way mix is add_n, against the same
+    stack with torch's operators."""
+    from .training import step_pair
+
+    torch.compiler.reset()
+    torch_step, vecadd_step = step_pair(device, dtype)
+    torch_step()
+    vecadd_step()
+    sync = _synchronizer(device)
+    calls = max(3, min(50, _calls_per_round(torch_step, sync)))
+
+    def per_call(fn: Callable[[], object]) -> float:
+        sync()
+        begin = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        sync()
+        return (time.perf_counter() - begin) / calls * 1e6
+
+    torch_us, vecadd_us = interleaved_samples([torch_step, vecadd_step], per_call, rounds)
+    ratios = [t / v for t, v in zip(torch_us, vecadd_us, strict=True)]
+    return CompiledRow(
+        "training step",
+        (),
+        dtype_name(dtype),
+        statistics.median(torch_us),
+        statistics.median(vecadd_us),
+        statistics.median(ratios),
+        {},
+        ratios,
+    )
+
+
+def measure_compiled(
+    device: torch.device,
+    dtypes: list[torch.dtype],
+    shapes: list[tuple[int, ...]],
+    rounds: int,
+    training: bool = True,
+) -> list[CompiledRow]:
+    rows = []
+    for dtype in dtypes:
+        for shape in shapes:
+            rows += [measure_block(name, shape, dtype, device, rounds) for name in BLOCKS]
+        rows += [measure_block(name, TINY_SHAPE, dtype, device, rounds) for name in TINY_BLOCKS]
+        if training:
+            rows.append(training_step_row(device, dtype, rounds))
+    return rows
+
+
+def format_compiled(rows: list[CompiledRow]) -> str:
+    lines = [
+        f"{'block':<28}{'shape':<14}{'dtype':<10}{'torch us':>10}{'vecadd us':>11}"
+        f"{'ratio':>8}{'kernels':>10}"
+    ]
+    for row in rows:
+        shape = "x".join(str(s) for s in row.shape) or "-"
+        kernels = f"{row.kernels['torch']}/{row.kernels['vecadd']}" if row.kernels else "-"
+        lines.append(
+            f"{row.block:<28}{shape:<14}{row.dtype:<10}{row.torch_us:>10.2f}{row.vecadd_us:>11.2f}"
+            f"{row.ratio:>8.3f}{kernels:>10}"
+        )
+    lines.append(f"{RATIO}; kernels per call: torch's spelling / vecadd's")
+    return "\n".join(lines)
