@@ -9,7 +9,8 @@ from collections.abc import Callable
 import torch
 
 # Each row: its name, vecadd's call and torch's, as Python expressions over the names that
-# call_scope gives (x, y, z = out; xg, yg require grad; layer = vecadd.VecAdd()).
+# call_scope gives (x, y, z = out; xg, yg require grad; layer = vecadd.VecAdd(); compiled_*:
+# torch.compile'd functions of x and y, compiled at their first call).
 CALLS: dict[str, tuple[str, str]] = {
     "vecadd.add(x, y)": ("vecadd.add(x, y)", "torch.add(x, y)"),
     "vecadd.add(x, y, alpha=2.0)": ("vecadd.add(x, y, alpha=2.0)", "torch.add(x, y, alpha=2.0)"),
@@ -21,6 +22,9 @@ CALLS: dict[str, tuple[str, str]] = {
         "vecadd.add_n([x, y, x], out=z)",
         "torch.add(torch.add(x, y), x, out=z)",
     ),
+    # Compiled functions that make the same calls: what a compiled model pays per call.
+    "compiled vecadd.add(x, y)": ("compiled_add(x, y)", "compiled_torch_add(x, y)"),
+    "compiled vecadd.add_n([x, y, x])": ("compiled_add_n(x, y)", "compiled_chain(x, y)"),
 }
 CALL_ELEMENTS = 16  # small enough that the host's cost per call decides the time
 
@@ -30,6 +34,13 @@ def call_scope(device: torch.device | str = "cpu") -> dict:
     import vecadd
 
     scope = {"torch": torch, "vecadd": vecadd, "layer": vecadd.VecAdd()}
+    compiled = {
+        "compiled_add": lambda x, y: vecadd.add(x, y),
+        "compiled_torch_add": lambda x, y: torch.add(x, y),
+        "compiled_add_n": lambda x, y: vecadd.add_n([x, y, x]),
+        "compiled_chain": lambda x, y: torch.add(torch.add(x, y), x),
+    }
+    scope |= {name: torch.compile(fn, fullgraph=True) for name, fn in compiled.items()}
     scope |= {name: torch.randn(CALL_ELEMENTS, device=device) for name in ("x", "y", "z")}
     for name in ("xg", "yg"):
         scope[name] = torch.randn(CALL_ELEMENTS, device=device, requires_grad=True)
