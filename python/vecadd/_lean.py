@@ -17,7 +17,7 @@ from collections.abc import Callable
 import torch
 
 from . import _torch_private as private
-from ._operators import Operator
+from ._operators import EXACT_INTEGER_LIMIT, Operator
 
 # What each argument type checks and converts; `{name}` is the argument.
 _CHECKS = {
@@ -68,9 +68,6 @@ def lean_{op}({parameters}, out):
     except RuntimeError as error:
         raise typed(error) from None
 """
-
-EXACT_INTEGER_LIMIT = 2**53  # every integer up to 2^53 is a float, some beyond are not
-
 
 def lean_float(value) -> float | None:
     """A weight the schema takes without a question, as a float; None for any other value."""
