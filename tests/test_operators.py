@@ -132,6 +132,8 @@ def test_each_operators_lean_way_takes_plain_calls_and_leaves_the_rest(op):
     from vecadd import _ops
 
     lean = _ops.LEAN_WAYS[op.name]
+    # Written at build time (vecadd/_lean_ways.py), for the tracing questions this torch asks.
+    assert lean.__module__ == "vecadd._lean_ways" and lean.__name__ == f"lean_{op.name}"
     arguments, expected = _takes_plain_calls_and_leaves_subclasses_and_bools(lean, op)
     with_grad = sample_arguments(op, "cpu", requires_grad=True)
     assert lean(*with_grad, torch.empty_like(expected)) is NotImplemented  # out= and grad: words
@@ -146,6 +148,7 @@ def test_each_operators_native_entry_takes_plain_calls_and_leaves_the_rest(op):
     checked way's result, into out too, and answers NotImplemented for what the checked way
     must answer or word."""
     entry = getattr(vecadd._library.native_module, op.name)
+    assert vecadd._ops.ENTRIES[op.name].__module__ == "vecadd._lean_ways"  # untraced(entry)
     arguments, expected = _takes_plain_calls_and_leaves_subclasses_and_bools(entry, op)
     assert entry(*arguments, expected.as_subclass(Marked)) is NotImplemented
     with FunctionsSeen():
