@@ -168,8 +168,9 @@ LEAN_CHECKS = {
                 return NotImplemented""",
 }
 
-LEAN_WAYS_HEAD = '''"""The lean way into each vecadd operator, written from the records (vecadd/_operators.py) by
-packaging/generate_operators.py at build time: edit the records or the generator, not this file.
+LEAN_WAYS_HEAD = '''"""The lean way into each vecadd operator, written from the records
+(vecadd/_operators.py) by packaging/generate_operators.py at build time: edit the records or the
+generator, not this file.
 vecadd/_lean.py says what a lean way is, and takes these only where the running torch asks the
 tracing questions below as they were written here."""
 
@@ -277,7 +278,8 @@ def refusals(records) -> list[str]:
     for op in records.OPERATORS:
         problems += records.unnamed_weights(op)
         problems += [
-            f"{op.name}: argument '{a.name}' has type {a.type}; expected one of {', '.join(PARSERS)}"
+            f"{op.name}: argument '{a.name}' has type {a.type}; expected one of "
+            + ", ".join(PARSERS)
             for a in op.arguments
             if a.type not in PARSERS
         ]

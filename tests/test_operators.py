@@ -5,6 +5,7 @@ a new test."""
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import pytest
@@ -133,7 +134,8 @@ def test_each_operators_lean_way_takes_plain_calls_and_leaves_the_rest(op):
 
     lean = _ops.LEAN_WAYS[op.name]
     # Written at build time (vecadd/_lean_ways.py), for the tracing questions this torch asks.
-    assert lean.__module__ == "vecadd._lean_ways" and lean.__name__ == f"lean_{op.name}"
+    assert lean.__module__ == "vecadd._lean_ways"
+    assert lean.__name__ == f"lean_{op.name}"
     arguments, expected = _takes_plain_calls_and_leaves_subclasses_and_bools(lean, op)
     with_grad = sample_arguments(op, "cpu", requires_grad=True)
     assert lean(*with_grad, torch.empty_like(expected)) is NotImplemented  # out= and grad: words
@@ -278,10 +280,9 @@ def test_every_weight_of_every_operator_is_refused_by_its_name(
         getattr(torch.ops.vecadd, op.name)(*positional, **keywords)
 
 
-AXPBY_TERMS = """
 def _axpby_terms(x, y, alpha: float = 1.0, beta: float = 1.0):
+    """A record's terms for alpha * x + beta * y, as a contributor writes them."""
     return [x, y], [alpha, beta]
-"""
 
 
 def test_the_build_refuses_a_record_whose_terms_read_an_unnamed_weight(tmp_path, monkeypatch):
@@ -292,7 +293,11 @@ def test_the_build_refuses_a_record_whose_terms_read_an_unnamed_weight(tmp_path,
     from helpers import ROOT
 
     records = (ROOT / "python" / "vecadd" / "_operators.py").read_text()
-    bad = records + AXPBY_TERMS + """
+    bad = (
+        records
+        + "\n\n"
+        + inspect.getsource(_axpby_terms)
+        + """
 AXPBY = Operator(
     name="axpby",
     arguments=(Argument("x", "Tensor"), Argument("y", "Tensor"),
@@ -304,6 +309,7 @@ AXPBY = Operator(
 )
 OPERATORS = (*OPERATORS, AXPBY)
 """
+    )
     (tmp_path / "_operators.py").write_text(bad)
     spec = importlib.util.spec_from_file_location(
         "generate_operators", ROOT / "packaging" / "generate_operators.py"
@@ -314,7 +320,8 @@ OPERATORS = (*OPERATORS, AXPBY)
     header = tmp_path / "vecadd_operators.h"
     assert generator.main([str(header)]) == 1
     assert not header.exists()
-    (tmp_path / "_operators.py").write_text(bad.replace('(Weight("beta", 1),)', '(Weight("alpha", 0), Weight("beta", 1))'))
+    both = bad.replace('(Weight("beta", 1),)', '(Weight("alpha", 0), Weight("beta", 1))')
+    (tmp_path / "_operators.py").write_text(both)
     assert generator.main([str(header)]) == 0
     assert 'kAxpbyWeights[] = {"alpha", "beta"}' in header.read_text()
 
@@ -322,8 +329,6 @@ OPERATORS = (*OPERATORS, AXPBY)
 def test_unnamed_weights_says_what_a_record_misses():
     from vecadd._operators import Argument, Weight
 
-    namespace = {}
-    exec(AXPBY_TERMS, namespace)  # noqa: S102  (a record's terms, as a contributor writes it)
     arguments = (
         Argument("x", "Tensor"),
         Argument("y", "Tensor"),
@@ -332,11 +337,11 @@ def test_unnamed_weights_says_what_a_record_misses():
     )
 
     def record(*weights):
-        return Operator("axpby", arguments, ("x", "y"), weights, namespace["_axpby_terms"], "")
+        return Operator("axpby", arguments, ("x", "y"), weights, _axpby_terms, "")
 
     assert unnamed_weights(record(Weight("alpha", 0), Weight("beta", 1))) == []
     (missing,) = unnamed_weights(record(Weight("beta", 1)))
-    assert "terms reads argument 'alpha' for input 0's weight, but no weight entry names it" in missing
+    assert "reads argument 'alpha' for input 0's weight, but no weight entry names it" in missing
     (wrong,) = unnamed_weights(record(Weight("alpha", 1), Weight("beta", 0)))[:1]
     assert "terms reads argument 'alpha' for input 0's weight" in wrong
     (twice,) = unnamed_weights(record(Weight("alpha", 0), Weight("beta", 0)))

@@ -68,8 +68,8 @@ def check_list(op: Operator, tensors: list, weights: list) -> None:
         )
     if len(weights) != len(tensors):
         raise ValueError(
-            f"{op.call}: argument '{op.weights_list}' has {len(weights)} values but '{op.inputs}' has "
-            f"{len(tensors)} tensors; expected one weight per tensor"
+            f"{op.call}: argument '{op.weights_list}' has {len(weights)} values but "
+            f"'{op.inputs}' has {len(tensors)} tensors; expected one weight per tensor"
         )
 
 

@@ -20,7 +20,6 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-
 # The largest magnitude up to which every integer is a float (a double): an int weight beyond it
 # may not be the number the call gave, so every way in refuses or rechecks it.
 EXACT_INTEGER_LIMIT = 2**53
@@ -226,8 +225,7 @@ def unnamed_weights(op: Operator) -> list[str]:
             named = {
                 i
                 for i in range(len(base))
-                if op.weight_name(i) == argument.name
-                and (argument.type == "float" or i == place)
+                if op.weight_name(i) == argument.name and (argument.type == "float" or i == place)
             }
             for index in sorted(read - named):
                 problems.append(

@@ -32,10 +32,10 @@ enum class ErrorKind { kType, kValue, kRuntime };
 // How an operator names itself, its inputs and its weights in its errors (each record of
 // python/vecadd/_operators.py gives one, through the generated vecadd_operators.h).
 struct OperatorWords {
-  const char* call;                 // "vecadd.add()": every message starts with it
-  const char* const* fixed_inputs;  // the inputs' names ("x", "y"), or nullptr: then
-  const char* list;                 // the list argument the inputs come in ("tensors")
-  const char* all_inputs;           // "x and y", "the tensors"
+  const char* call;                  // "vecadd.add()": every message starts with it
+  const char* const* fixed_inputs;   // the inputs' names ("x", "y"), or nullptr: then
+  const char* list;                  // the list argument the inputs come in ("tensors")
+  const char* all_inputs;            // "x and y", "the tensors"
   const char* const* fixed_weights;  // the argument weighing each fixed input (nullptr for a
                                      // constant weight: add's x), or nullptr: then
   const char* weights_list;          // the list argument giving one weight per input
@@ -173,17 +173,17 @@ Problem weight_problem(const OperatorWords& words, double weight, double given, 
     const std::string value = number_text(given);
     return std::string(words.call) + ": argument '" + words.weight_name(index) + "' " +
            (words.weights_list != nullptr ? "has " + value + " at index " + std::to_string(index)
-                               : "is " + value) +
+                                          : "is " + value) +
            (derived() ? " (" + words.input(index) + "'s weight " + number_text(weight) + ")" : "");
   };
   const auto have = [&] { return std::string(" but ") + words.all_inputs + " have dtype "; };
   if constexpr (std::is_integral_v<T>) {
     if (!std::isfinite(weight) || weight != std::trunc(weight)) {
-      return {ErrorKind::kType,
-              stated() + have() + dtype() + "; expected " +
-                  (words.weights_list != nullptr ? "integral weights"
-                                      : std::string("an integral ") + words.weight_name(index)) +
-                  " for integer tensors"};
+      return {ErrorKind::kType, stated() + have() + dtype() + "; expected " +
+                                    (words.weights_list != nullptr
+                                         ? "integral weights"
+                                         : std::string("an integral ") + words.weight_name(index)) +
+                                    " for integer tensors"};
     }
     const auto lowest = std::numeric_limits<T>::min();
     const auto highest = std::numeric_limits<T>::max();

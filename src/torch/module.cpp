@@ -199,12 +199,12 @@ PyObject* lean_entry(const char* name, const Overloads<Arguments...>& overloads,
 }
 
 // NAME_entry for each operator the records describe.
-#define VECADD_NATIVE_ENTRY(name, doc, ...)                                                 \
+#define VECADD_NATIVE_ENTRY(name, doc, ...)                                               \
   PyObject* name##_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) { \
-    HANDLE_TH_ERRORS                                                                        \
-    static const Overloads<__VA_ARGS__> overloads("vecadd::" #name);                        \
-    return lean_entry(#name, overloads, args, nargs);                                       \
-    END_HANDLE_TH_ERRORS                                                                    \
+    HANDLE_TH_ERRORS                                                                      \
+    static const Overloads<__VA_ARGS__> overloads("vecadd::" #name);                      \
+    return lean_entry(#name, overloads, args, nargs);                                     \
+    END_HANDLE_TH_ERRORS                                                                  \
   }
 VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_ENTRY)
 #undef VECADD_NATIVE_ENTRY
