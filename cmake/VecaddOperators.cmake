@@ -17,6 +17,23 @@ function(vecadd_generate_operators_header out_var)
   set(${out_var} "${_header}" PARENT_SCOPE)
 endfunction()
 
+# The lean ways of the Python package (vecadd/_lean_ways.py), written from the same records and
+# torch's tracing questions as vecadd/_torch_private.py words them; installed into the package.
+function(vecadd_generate_lean_ways)
+  set(_lean_ways "${VECADD_GENERATED_DIR}/_lean_ways.py")
+  add_custom_command(
+    OUTPUT "${_lean_ways}"
+    COMMAND Python::Interpreter "${PROJECT_SOURCE_DIR}/packaging/generate_operators.py"
+            --lean-ways "${_lean_ways}"
+    DEPENDS "${PROJECT_SOURCE_DIR}/python/vecadd/_operators.py"
+            "${PROJECT_SOURCE_DIR}/python/vecadd/_torch_private.py"
+            "${PROJECT_SOURCE_DIR}/packaging/generate_operators.py"
+    COMMENT "Writing the lean ways from python/vecadd/_operators.py"
+    VERBATIM)
+  add_custom_target(vecadd_lean_ways ALL DEPENDS "${_lean_ways}")
+  install(FILES "${_lean_ways}" DESTINATION .)
+endfunction()
+
 # The LibTorch stable ABI: plain shared libraries (no Python module; vecadd's Python face loads
 # them with torch.ops.load_library), compiled against torch's header-only and stable headers
 # with TORCH_TARGET_VERSION at the stable minimum, so that no newer shim is reachable, and

@@ -1,13 +1,19 @@
 """Writes vecadd_operators.h, the C++ side of python/vecadd/_operators.py, for the build.
 
-    python packaging/generate_operators.py OUTPUT
+    python packaging/generate_operators.py [HEADER] [--lean-ways PYTHON_FILE]
 
-The header gives each operator's words (binding::OperatorWords, named k<Name>Words), and three
-lists as macros the bindings expand: VECADD_OPERATOR_SCHEMAS(DEF) every schema (the public
-overloads and their twins without autograd), VECADD_OPERATOR_KERNELS(IMPL) every overload with
-its kernel (NAME for the functional overloads, NAME_out for the .out ones), and
-VECADD_OPERATOR_AUTOGRAD(AUTOGRAD) the public overloads with theirs. The records are read by
-path: importing vecadd needs the libraries this build is making.
+The header gives each operator's words (binding::OperatorWords, named k<Name>Words), the largest
+integer weight a double holds exactly (binding::kExactIntegerLimit), and four lists as macros the
+bindings expand: VECADD_OPERATOR_SCHEMAS(DEF) every schema (the public overloads and their twins
+without autograd), VECADD_OPERATOR_KERNELS(IMPL) every overload with its kernel (NAME for the
+functional overloads, NAME_out for the .out ones), VECADD_OPERATOR_AUTOGRAD(AUTOGRAD) the public
+overloads with theirs, and VECADD_OPERATOR_ENTRIES(ENTRY) each operator's name, docstring and
+argument parsers, from which the native build writes its vecadd._C entries (src/torch/module.cpp).
+It refuses a record whose terms read a number that no weight entry names (no rule would check
+it). With --lean-ways it also writes vecadd/_lean_ways.py, each operator's lean way as a Python
+function of its own arguments (vecadd/_lean.py says why), asking torch's tracing questions inline
+as vecadd/_torch_private.py words them (which imports torch). The records are read by path:
+importing vecadd needs the libraries this build is making.
 """
 
 from __future__ import annotations
@@ -17,15 +23,21 @@ import importlib.util
 import sys
 from pathlib import Path
 
-OPERATORS_MODULE = Path(__file__).resolve().parents[1] / "python" / "vecadd" / "_operators.py"
+PACKAGE = Path(__file__).resolve().parents[1] / "python" / "vecadd"
+OPERATORS_MODULE = PACKAGE / "_operators.py"
+TORCH_PRIVATE_MODULE = PACKAGE / "_torch_private.py"
 
 
-def load_operators():
-    spec = importlib.util.spec_from_file_location("vecadd_operators", OPERATORS_MODULE)
+def load_module(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while they are made
     spec.loader.exec_module(module)
-    return module.OPERATORS
+    return module
+
+
+def load_operators():
+    return load_module("vecadd_operators", OPERATORS_MODULE)
 
 
 def camel(name: str) -> str:
@@ -34,7 +46,7 @@ def camel(name: str) -> str:
 
 
 def quoted(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def macro(name: str, parameter: str, entries: list[str]) -> str:
@@ -42,23 +54,56 @@ def macro(name: str, parameter: str, entries: list[str]) -> str:
     return f"#define {name}({parameter}) \\\n{body}\n"
 
 
-def header(operators) -> str:
-    words = []
-    for op in operators:
-        name = camel(op.name)
-        if isinstance(op.inputs, str):
-            fixed, list_name = "nullptr", quoted(op.inputs)
-        else:
-            words.append(
-                f"inline constexpr const char* k{name}Inputs[] = "
-                f"{{{', '.join(quoted(i) for i in op.inputs)}}};"
-            )
-            fixed, list_name = f"k{name}Inputs", "nullptr"
-        words.append(
-            f"inline const OperatorWords k{name}Words{{{quoted(op.call)}, {fixed}, {list_name}, "
-            f"{quoted(op.all_inputs)}, {quoted(op.weights)}, "
-            f"{'true' if op.weights_list else 'false'}, {quoted('vecadd::' + name + 'Backward')}}};"
-        )
+# The native entries' parser of each schema argument type (src/torch/module.cpp).
+PARSERS = {
+    "Tensor": "TensorArgument",
+    "Tensor[]": "TensorListArgument",
+    "float": "FloatArgument",
+    "float[]?": "OptionalFloatListArgument",
+}
+
+
+def names_array(name: str, names) -> str:
+    items = ", ".join("nullptr" if n is None else quoted(n) for n in names)
+    return f"inline constexpr const char* {name}[] = {{{items}}};"
+
+
+def operator_words(op) -> list[str]:
+    name = camel(op.name)
+    lines = []
+    if isinstance(op.inputs, str):
+        fixed, list_name = "nullptr", quoted(op.inputs)
+    else:
+        lines.append(names_array(f"k{name}Inputs", op.inputs))
+        fixed, list_name = f"k{name}Inputs", "nullptr"
+    if op.weights_list is None and not isinstance(op.inputs, str):
+        weights = [op.weight_name(index) for index in range(len(op.inputs))]
+        lines.append(names_array(f"k{name}Weights", weights))
+        fixed_weights, weights_list = f"k{name}Weights", "nullptr"
+    else:
+        fixed_weights = "nullptr"
+        weights_list = "nullptr" if op.weights_list is None else quoted(op.weights_list)
+    lines.append(
+        f"inline const OperatorWords k{name}Words{{{quoted(op.call)}, {fixed}, {list_name}, "
+        f"{quoted(op.all_inputs)}, {fixed_weights}, {weights_list}, "
+        f"{quoted('vecadd::' + name + 'Backward')}}};"
+    )
+    return lines
+
+
+def entry(op) -> str:
+    names = ", ".join(argument.name for argument in op.arguments)
+    doc = (
+        f"{op.name}({names}, out) -> Tensor\n\nLean entry to torch.ops.vecadd.{op.name} for plain "
+        f"tensors; use vecadd.{op.name} instead."
+    )
+    parsers = ", ".join(PARSERS[argument.type] for argument in op.arguments)
+    return f"ENTRY({op.name}, {quoted(doc)}, {parsers})"
+
+
+def header(records) -> str:
+    operators = records.OPERATORS
+    words = [line for op in operators for line in operator_words(op)]
     schemas = [
         f"DEF({quoted(op.schema(out=out, twin=twin))})"
         for op in operators
@@ -84,25 +129,183 @@ def header(operators) -> str:
             '#include "call_rules.h"',
             "",
             "namespace vecadd::binding {",
+            f"inline constexpr long long kExactIntegerLimit = {records.EXACT_INTEGER_LIMIT};",
             *words,
             "}  // namespace vecadd::binding",
             "",
             macro("VECADD_OPERATOR_SCHEMAS", "DEF", schemas),
             macro("VECADD_OPERATOR_KERNELS", "IMPL", kernels),
             macro("VECADD_OPERATOR_AUTOGRAD", "AUTOGRAD", autograd),
+            macro("VECADD_OPERATOR_ENTRIES", "ENTRY", [entry(op) for op in operators]),
         ]
     )
 
 
+# What each argument type of a lean way checks and converts; `{name}` is the argument.
+LEAN_CHECKS = {
+    "Tensor": """
+        if type({name}) is not Tensor:
+            return NotImplemented
+        if {name}.requires_grad:
+            needs_grad = True""",
+    "Tensor[]": """
+        if type({name}) not in SEQUENCES or not {name}:
+            return NotImplemented
+        for tensor in {name}:
+            if type(tensor) is not Tensor:
+                return NotImplemented
+            if tensor.requires_grad:
+                needs_grad = True""",
+    "float": """
+        if type({name}) is not float:
+            {name} = lean_float({name})
+            if {name} is None:
+                return NotImplemented""",
+    "float[]?": """
+        if {name} is not None:
+            {name} = lean_floats({name})
+            if {name} is None:
+                return NotImplemented""",
+}
+
+LEAN_WAYS_HEAD = '''"""The lean way into each vecadd operator, written from the records
+(vecadd/_operators.py) by packaging/generate_operators.py at build time: edit the records or the
+generator, not this file.
+vecadd/_lean.py says what a lean way is, and takes these only where the running torch asks the
+tracing questions below as they were written here."""
+
+from torch import Tensor
+from torch import is_grad_enabled as grad_enabled
+
+from ._lean import lean_float, lean_floats
+from ._torch_private import (
+    TRACING_NAMES,
+    forward_ad_levels,
+    functorch_transforms_active,
+    increment_versions,
+    torch_function_mode_enabled,
+)
+
+is_dynamo_compiling = TRACING_NAMES["is_dynamo_compiling"]
+compiler = TRACING_NAMES["compiler"]
+is_compiling = TRACING_NAMES["is_compiling"]
+SEQUENCES = (list, tuple)
+# vecadd/_torch_private.py's questions, as this file asks them inline.
+TRACING = {tracing!r}
+LEAN_WAY_BLOCKED = {blocked!r}
+
+
+def untraced(entry):
+    """The native build's C++ entry of an operator as its lean way: entry's calls, answered
+    NotImplemented while torch.compile or torch.export traces, as neither can enter C++."""
+
+    def untraced_entry(*args):
+        if {tracing}:
+            return NotImplemented
+        return entry(*args)
+
+    return untraced_entry
+'''
+
+LEAN_WAY = '''
+
+def lean_{op}(functional, out_variant, with_grad, typed):
+    """{call}'s lean way: lean_{op}({parameters}, out), its result or NotImplemented.
+    `functional`, `out_variant`: its private overloads; `with_grad`: the way where an input
+    requires grad (None: the public op's); `typed`: a kernel's error as the error it words."""
+
+    def lean_{op}({parameters}, out):
+        if {blocked}:
+            return NotImplemented
+        needs_grad = False{checks}
+        if needs_grad:  # an input requires grad: does grad mode ask for it?
+            needs_grad = grad_enabled()
+        try:
+            if out is None:
+                if needs_grad:
+                    return NotImplemented if with_grad is None else with_grad({parameters})
+                return {functional}
+            if type(out) is not Tensor or needs_grad or (out.requires_grad and grad_enabled()):
+                return NotImplemented  # the checked way refuses out= with grad in words
+            out_variant({parameters}, out)
+            increment_versions((out,))  # as the .out overload's autograd kernel does
+            return out
+        except NotImplementedError:
+            return NotImplemented  # a backend without vecadd kernels: the public op names it
+        except RuntimeError as error:
+            raise typed(error) from None
+
+    return lean_{op}
+'''
+
+
+def functional_call(op) -> str:
+    """The functional overload's call; a trailing float equal to its default is left out, which
+    the dispatcher takes at less cost than a float passed."""
+    names = [argument.name for argument in op.arguments]
+    last = op.arguments[-1]
+    everything = f"functional({', '.join(names)})"
+    if last.type != "float" or last.default is None:
+        return everything
+    return (
+        f"functional({', '.join(names[:-1])}) if {last.name} == {float(last.default)!r} "
+        f"else {everything}"
+    )
+
+
+def lean_ways(records, tracing: str, blocked: str) -> str:
+    """vecadd/_lean_ways.py: the head, then lean_<name>(functional, out_variant, with_grad,
+    typed) for each operator, which gives its lean way."""
+    ways = [LEAN_WAYS_HEAD.format(tracing=tracing, blocked=blocked)]
+    for op in records.OPERATORS:
+        ways.append(
+            LEAN_WAY.format(
+                op=op.name,
+                call=op.call,
+                parameters=", ".join(argument.name for argument in op.arguments),
+                blocked=blocked,
+                checks="".join(LEAN_CHECKS[a.type].format(name=a.name) for a in op.arguments),
+                functional=functional_call(op),
+            )
+        )
+    return "".join(ways)
+
+
+def refusals(records) -> list[str]:
+    """Why the records cannot be built: a weight no rule would check, an argument type the
+    bindings do not know."""
+    problems = []
+    for op in records.OPERATORS:
+        problems += records.unnamed_weights(op)
+        problems += [
+            f"{op.name}: argument '{a.name}' has type {a.type}; expected one of "
+            + ", ".join(PARSERS)
+            for a in op.arguments
+            if a.type not in PARSERS
+        ]
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("output", type=Path)
+    parser.add_argument("output", type=Path, nargs="?", help="the header (vecadd_operators.h)")
+    parser.add_argument("--lean-ways", type=Path, help="also write vecadd/_lean_ways.py here")
     args = parser.parse_args(argv)
-    text = header(load_operators())
-    # Rewritten only when it changes, so that an unchanged description rebuilds nothing.
-    if not args.output.exists() or args.output.read_text() != text:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text)
+    records = load_operators()
+    problems = refusals(records)
+    if problems:
+        print("vecadd: python/vecadd/_operators.py cannot be built:", file=sys.stderr)
+        print("\n".join(f"  {problem}" for problem in problems), file=sys.stderr)
+        return 1
+    written = {} if args.output is None else {args.output: header(records)}
+    if args.lean_ways is not None:
+        private = load_module("vecadd_torch_private", TORCH_PRIVATE_MODULE)
+        written[args.lean_ways] = lean_ways(records, private.TRACING, private.LEAN_WAY_BLOCKED)
+    for path, text in written.items():
+        # Rewritten only when it changes, so that an unchanged description rebuilds nothing.
+        if not path.exists() or path.read_text() != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
     return 0
 
 

@@ -1,7 +1,7 @@
 """docs/adding-an-operator.md, followed to the letter: the code blocks it marks with
-``<!-- apply PATH ACTION "LINE" -->`` are applied to a copy of the sources, which is built (the
-stable flavour, CPU-only, against this environment's torch) and tested with
-tests/test_operators.py, the guide's own test file and ``vecadd check``. A guide that has
+``<!-- apply PATH ACTION "LINE" -->`` are applied to a copy of the sources, which is built in
+both flavours (stable and native, CPU-only, against this environment's torch) and tested with
+tests/test_operators.py, the guide's own test files and ``vecadd check``. A guide that has
 drifted from the code fails here: a step whose line is gone, code that no longer compiles, or an
 operator the tests do not find whole."""
 
@@ -29,9 +29,9 @@ STEP = re.compile(
     r'(?: "(?P<line>[^\n]*)")? -->\n(?P=indent)```[a-z]*\n(?P<body>.*?)\n(?P=indent)```$',
     re.MULTILINE | re.DOTALL,
 )
-# The guide's operator and the test file it writes.
-OPERATOR = "sub"
-OWN_TESTS = "tests/test_sub.py"
+# The guide's operators (one weight derived from its argument; two weights) and their tests.
+OPERATORS = ("sub", "axpby")
+OWN_TESTS = ("tests/test_sub.py", "tests/test_axpby.py")
 
 
 @dataclass(frozen=True)
@@ -94,26 +94,32 @@ def test_the_guide_marks_every_file_it_names():
         "python/vecadd/__init__.py",
         "src/stable/registration.cpp",
         "src/torch/registration.cpp",
-        OWN_TESTS,
+        *OWN_TESTS,
         "docs/usage.md",
         "CHANGELOG.md",
     }
 
 
-def test_following_the_guide_adds_a_working_operator(tmp_path):
-    scratch = tmp_path / "source"
+@pytest.fixture(scope="module")
+def guided_source(tmp_path_factory) -> Path:
+    """A copy of the sources with every step of the guide applied."""
+    scratch = tmp_path_factory.mktemp("guided") / "source"
     for name in source_files():
         (scratch / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, scratch / name)
     for step in guide_steps():
         step.apply(scratch)
+    return scratch
 
+
+@pytest.mark.parametrize("flavour", ["stable", "native"])
+def test_following_the_guide_adds_working_operators(guided_source, tmp_path, flavour):
     site = tmp_path / "site"
     pip_install_into(
         site,
-        scratch,
+        guided_source,
         tmp_path / "build",
-        env=environment_without_arch_list(VECADD_CUDA="OFF", VECADD_TORCH_ABI="stable"),
+        env=environment_without_arch_list(VECADD_CUDA="OFF", VECADD_TORCH_ABI=flavour),
     )
     environment = environment_without_arch_list(
         PYTHONPATH=os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
@@ -122,7 +128,7 @@ def test_following_the_guide_adds_a_working_operator(tmp_path):
     def run(*arguments: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, *arguments],
-            cwd=scratch,
+            cwd=guided_source,
             env=environment,
             capture_output=True,
             text=True,
@@ -138,15 +144,23 @@ def test_following_the_guide_adds_a_working_operator(tmp_path):
         "-p",
         "no:xdist",
         "tests/test_operators.py",
-        OWN_TESTS,
+        *OWN_TESTS,
     )
     assert tested.returncode == 0, tested.stdout[-6000:] + tested.stderr[-3000:]
-    # The built copy, not this environment's vecadd, answered: the new record was tested.
-    assert f"test_each_operator_passes_opcheck[{OPERATOR}]" in tested.stdout
+    # The built copy, not this environment's vecadd, answered: the new records were tested, in
+    # the flavour asked for (the native build's C++ entries of the new operators too).
+    native_entry = "test_each_operators_native_entry_takes_plain_calls_and_leaves_the_rest"
+    for operator in OPERATORS:
+        assert f"test_each_operator_passes_opcheck[{operator}]" in tested.stdout
+        if flavour == "native":
+            assert f"{native_entry}[{operator}] PASSED" in tested.stdout
     assert re.search(r"\b\d+ passed\b", tested.stdout)
     checked = run("-m", "vecadd", "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert f"cpu  {OPERATOR} int64" in checked.stdout
+    for operator in OPERATORS:
+        assert f"cpu  {operator} int64" in checked.stdout
+    info = run("-c", "import vecadd; print(vecadd.build_info()['torch_abi'])")
+    assert info.stdout.strip() == flavour, info.stdout + info.stderr
 
 
 def test_a_step_that_misses_its_line_says_which(tmp_path):

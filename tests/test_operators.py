@@ -5,11 +5,15 @@ a new test."""
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import pytest
 import torch
 
 import vecadd
-from vecadd._operators import OPERATORS, Operator
+from helpers import op_error
+from vecadd._operators import OPERATORS, Operator, unnamed_weights
 
 LIST_LENGTH = 3
 
@@ -129,6 +133,9 @@ def test_each_operators_lean_way_takes_plain_calls_and_leaves_the_rest(op):
     from vecadd import _ops
 
     lean = _ops.LEAN_WAYS[op.name]
+    # Written at build time (vecadd/_lean_ways.py), for the tracing questions this torch asks.
+    assert lean.__module__ == "vecadd._lean_ways"
+    assert lean.__name__ == f"lean_{op.name}"
     arguments, expected = _takes_plain_calls_and_leaves_subclasses_and_bools(lean, op)
     with_grad = sample_arguments(op, "cpu", requires_grad=True)
     assert lean(*with_grad, torch.empty_like(expected)) is NotImplemented  # out= and grad: words
@@ -143,6 +150,7 @@ def test_each_operators_native_entry_takes_plain_calls_and_leaves_the_rest(op):
     checked way's result, into out too, and answers NotImplemented for what the checked way
     must answer or word."""
     entry = getattr(vecadd._library.native_module, op.name)
+    assert vecadd._ops.ENTRIES[op.name].__module__ == "vecadd._lean_ways"  # untraced(entry)
     arguments, expected = _takes_plain_calls_and_leaves_subclasses_and_bools(entry, op)
     assert entry(*arguments, expected.as_subclass(Marked)) is NotImplemented
     with FunctionsSeen():
@@ -208,3 +216,135 @@ def test_each_operator_has_a_sharding_rule_for_every_overload(op, one_rank_proce
 
     called = overloads_on_dtensors(op, sample_arguments(op, "cpu"), mesh_of("cpu", (1,)))
     assert called == [name for name, _ in op.registered_names()]
+
+
+def test_every_record_names_every_weight_its_terms_read():
+    for op in OPERATORS:
+        assert unnamed_weights(op) == [], op.name
+
+
+# A weight each rule must refuse, whatever terms derives from it (-w, 1 - w): (case, dtype,
+# value, the error of vecadd's wrappers, what the words say after the argument).
+BAD_WEIGHTS = [
+    ("non-integral", torch.int64, 2.5, TypeError, r"(is|has) 2\.5\b.*expected (an )?integral"),
+    ("beyond int64", torch.int64, 2**64, ValueError, r"expected .*from -9223372036854775808 to"),
+    ("beyond float32", torch.float16, 1e39, ValueError, r"compute in float32"),
+    ("a bool", torch.int64, True, TypeError, r"is a bool"),
+]
+
+
+WEIGHT_CASES = [
+    pytest.param(op, weight, *case[1:], id=f"{op.name}-{weight.argument}-{case[0]}")
+    for op in OPERATORS
+    for weight in op.weights
+    for case in BAD_WEIGHTS
+]
+
+
+def with_weight(op: Operator, weight, value, dtype, device) -> tuple:
+    """Sample arguments of dtype on device, every weight 1 but `weight`'s (for a list, its item
+    at index 1), set to value."""
+    arguments = sample_arguments(op, "cpu")
+    tensors, _ = op.terms(*arguments)
+    ones = [torch.ones(t.shape, dtype=dtype, device=device) for t in tensors]
+    arguments = list(op.with_tensors(arguments, ones))
+    for index, argument in enumerate(op.arguments):
+        if argument.type == "float":
+            arguments[index] = value if argument.name == weight.argument else 1.0
+        elif argument.type == "float[]?":
+            values = [1.0] * len(tensors)
+            if argument.name == weight.argument:
+                values[1] = value
+            arguments[index] = values
+    return tuple(arguments)
+
+
+@pytest.mark.parametrize(("op", "weight", "dtype", "value", "kind", "words"), WEIGHT_CASES)
+@pytest.mark.parametrize("device", ["cpu", "meta"])  # the C++ rules, then the fake kernel
+def test_every_weight_of_every_operator_is_refused_by_its_name(
+    op, weight, dtype, value, kind, words, device
+):
+    """Each weight entry of each record is checked by every way in, in both builds, and the
+    words name the user's argument and value: never a silent result."""
+    arguments = with_weight(op, weight, value, dtype, device)
+    named = rf"^{re.escape(op.call)}: argument '{weight.argument}(\[1\])?' .*{words}"
+    with pytest.raises(kind, match=named):
+        call(op, arguments)
+    with pytest.raises(kind, match=named):
+        call(op, arguments, out=torch.empty_like(op.terms(*arguments)[0][0]))
+    if value is True:
+        return  # the dispatcher's own parser answers a bool for a float
+    positional, keywords = op.split(arguments)
+    raised = kind if device == "meta" else op_error(kind)  # the fake kernels raise it in Python
+    with pytest.raises(raised, match=rf"argument '{weight.argument}' .*{words}"):
+        getattr(torch.ops.vecadd, op.name)(*positional, **keywords)
+
+
+def _axpby_terms(x, y, alpha: float = 1.0, beta: float = 1.0):
+    """A record's terms for alpha * x + beta * y, as a contributor writes them."""
+    return [x, y], [alpha, beta]
+
+
+def test_the_build_refuses_a_record_whose_terms_read_an_unnamed_weight(tmp_path, monkeypatch):
+    """packaging/generate_operators.py, which the build runs, stops at a record that names beta
+    but not alpha: no operator reaches a kernel with a weight that no rule checks."""
+    import importlib.util
+
+    from helpers import ROOT
+
+    records = (ROOT / "python" / "vecadd" / "_operators.py").read_text()
+    bad = (
+        records
+        + "\n\n"
+        + inspect.getsource(_axpby_terms)
+        + """
+AXPBY = Operator(
+    name="axpby",
+    arguments=(Argument("x", "Tensor"), Argument("y", "Tensor"),
+               Argument("alpha", "float", "1"), Argument("beta", "float", "1")),
+    inputs=("x", "y"),
+    weights=(Weight("beta", 1),),
+    terms=_axpby_terms,
+    summary="alpha * x + beta * y",
+)
+OPERATORS = (*OPERATORS, AXPBY)
+"""
+    )
+    (tmp_path / "_operators.py").write_text(bad)
+    spec = importlib.util.spec_from_file_location(
+        "generate_operators", ROOT / "packaging" / "generate_operators.py"
+    )
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    monkeypatch.setattr(generator, "OPERATORS_MODULE", tmp_path / "_operators.py")
+    header = tmp_path / "vecadd_operators.h"
+    assert generator.main([str(header)]) == 1
+    assert not header.exists()
+    both = bad.replace('(Weight("beta", 1),)', '(Weight("alpha", 0), Weight("beta", 1))')
+    (tmp_path / "_operators.py").write_text(both)
+    assert generator.main([str(header)]) == 0
+    assert 'kAxpbyWeights[] = {"alpha", "beta"}' in header.read_text()
+
+
+def test_unnamed_weights_says_what_a_record_misses():
+    from vecadd._operators import Argument, Weight
+
+    arguments = (
+        Argument("x", "Tensor"),
+        Argument("y", "Tensor"),
+        Argument("alpha", "float", "1"),
+        Argument("beta", "float", "1"),
+    )
+
+    def record(*weights):
+        return Operator("axpby", arguments, ("x", "y"), weights, _axpby_terms, "")
+
+    assert unnamed_weights(record(Weight("alpha", 0), Weight("beta", 1))) == []
+    (missing,) = unnamed_weights(record(Weight("beta", 1)))
+    assert "reads argument 'alpha' for input 0's weight, but no weight entry names it" in missing
+    (wrong,) = unnamed_weights(record(Weight("alpha", 1), Weight("beta", 0)))[:1]
+    assert "terms reads argument 'alpha' for input 0's weight" in wrong
+    (twice,) = unnamed_weights(record(Weight("alpha", 0), Weight("beta", 0)))
+    assert "name input 0 2 times" in twice
+    (untyped,) = unnamed_weights(record(Weight("x", 0)))
+    assert "names no float argument" in untyped

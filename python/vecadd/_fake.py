@@ -38,8 +38,8 @@ def _check_weight(op: Operator, weight: float, given: float, index: int, dtype) 
     """`given`: the value of the call's argument that made the weight (sub's alpha for its
     weight -alpha), which the words name."""
     derived = not (weight == given or (math.isnan(weight) and math.isnan(given)))
-    value = number_text(given)
-    stated = f"{op.call}: argument '{op.weights}' " + (
+    value, name = number_text(given), op.weight_name(index)
+    stated = f"{op.call}: argument '{name}' " + (
         f"has {value} at index {index}" if op.weights_list else f"is {value}"
     )
     if derived:
@@ -47,7 +47,7 @@ def _check_weight(op: Operator, weight: float, given: float, index: int, dtype) 
     have = f" but {op.all_inputs} have dtype {dtype}"
     if not dtype.is_floating_point:
         if not math.isfinite(weight) or weight != math.trunc(weight):
-            wanted = "integral weights" if op.weights_list else f"an integral {op.weights}"
+            wanted = "integral weights" if op.weights_list else f"an integral {name}"
             raise TypeError(f"{stated}{have}; expected {wanted} for integer tensors")
         info = torch.iinfo(dtype)
         if not (info.min <= weight < -float(info.min)):
@@ -68,14 +68,14 @@ def check_list(op: Operator, tensors: list, weights: list) -> None:
         )
     if len(weights) != len(tensors):
         raise ValueError(
-            f"{op.call}: argument '{op.weights}' has {len(weights)} values but '{op.inputs}' has "
-            f"{len(tensors)} tensors; expected one weight per tensor"
+            f"{op.call}: argument '{op.weights_list}' has {len(weights)} values but "
+            f"'{op.inputs}' has {len(tensors)} tensors; expected one weight per tensor"
         )
 
 
 def check_inputs(op: Operator, tensors: list, weights: list, given: list | None = None) -> None:
-    """`given`: the weights as the call's argument gave them, where ``terms`` derives the weights
-    from it (sub's alpha); None when they are the argument itself."""
+    """`given`: each input's weight as the call's argument gave it, where ``terms`` derives the
+    weights from the arguments (sub's alpha); None when they are the arguments themselves."""
     if op.weights_list:
         check_list(op, tensors, weights)
     for index, tensor in enumerate(tensors):
@@ -101,11 +101,12 @@ def check_inputs(op: Operator, tensors: list, weights: list, given: list | None 
                 f"{op.call}: {name} is on {first.device} but {other} is on {tensor.device}; "
                 f"expected {both} on the same device (move one, e.g. {other}.to({name}.device))"
             )
-    # add's alpha weighs y alone: x's weight of 1 is no argument of the call.
-    for index in range(0 if op.weights_list else len(tensors) - 1, len(tensors)):
-        _check_weight(
-            op, weights[index], (weights if given is None else given)[index], index, first.dtype
-        )
+    # Each weight an argument gives (add's x has a constant 1, which no argument gives).
+    for index in range(len(tensors)):
+        if op.weight_name(index) is not None:
+            _check_weight(
+                op, weights[index], (weights if given is None else given)[index], index, first.dtype
+            )
 
 
 def _broadcast_error(op: Operator, before: str, name: str, sizes, dimension: int, a, b):
@@ -171,16 +172,11 @@ def fake_result(op: Operator, tensors: list, weights: list, given: list | None =
 
 
 def _terms(op: Operator, signature: inspect.Signature, args, kwargs):
-    """The call's tensors, their weights, and the weights as its argument gave them."""
+    """The call's tensors, their weights, and the weights as its arguments gave them."""
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
     tensors, weights = op.terms(*bound.args, **bound.kwargs)
-    argument = bound.arguments[op.weights]
-    if op.weights_list:
-        given = weights if argument is None else list(argument)
-    else:  # one argument weighs the last input
-        given = [*weights[:-1], argument]
-    return tensors, weights, given
+    return tensors, weights, op.given_weights(tuple(bound.arguments.values()), weights)
 
 
 def _register(op: Operator) -> None:

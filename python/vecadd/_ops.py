@@ -16,9 +16,9 @@ import torch
 from . import _compile
 from . import _torch_private as private
 from ._fake import check_out
-from ._lean import EXACT_INTEGER_LIMIT, lean_way, untraced
+from ._lean import lean_way, untraced
 from ._library import native_module
-from ._operators import ADD, ADD_N, OPERATORS, Operator
+from ._operators import ADD, ADD_N, EXACT_INTEGER_LIMIT, OPERATORS, Operator
 from ._sharding import check_distributed
 
 # The checked way's question, true under torch.compile and torch.export alike (the lean ways
@@ -61,7 +61,7 @@ def _as_float(value: object, name: str, call: str) -> float:
         raise ValueError(
             f"{call}: argument '{name}' is {value}, which a float cannot hold exactly (the "
             "op takes it as a float); expected an integer a float holds exactly, e.g. of "
-            "magnitude at most 2**53"
+            f"magnitude at most 2**{EXACT_INTEGER_LIMIT.bit_length() - 1}"
         )
     return converted
 
@@ -184,12 +184,15 @@ def call(op: Operator, arguments: tuple, out: torch.Tensor | None) -> torch.Tens
 LEAN_WAYS = {
     op.name: lean_way(op, _typed, grad_way if native_module is None else None) for op in OPERATORS
 }
-# lean_add(x, y, alpha, out), for vecadd.add and the VecAdd layer, and add_n's: the native
-# build's own C++ entries (vecadd._C.add, vecadd._C.add_n) are leaner still.
-if native_module is None:
-    lean_add, _lean_add_n = LEAN_WAYS["add"], LEAN_WAYS["add_n"]
-else:
-    lean_add, _lean_add_n = (untraced(getattr(native_module, op.name)) for op in (ADD, ADD_N))
+# Each wrapper's first way in, name(*arguments, out), chosen here alone: the native build's C++
+# entry (vecadd._C.<name>, written from the record), leaner still, else the lean way.
+ENTRIES = {
+    op.name: LEAN_WAYS[op.name]
+    if native_module is None
+    else untraced(getattr(native_module, op.name))
+    for op in OPERATORS
+}
+lean_add, _lean_add_n = ENTRIES["add"], ENTRIES["add_n"]  # lean_add: the VecAdd layer's too
 
 
 def add(

@@ -32,17 +32,23 @@ enum class ErrorKind { kType, kValue, kRuntime };
 // How an operator names itself, its inputs and its weights in its errors (each record of
 // python/vecadd/_operators.py gives one, through the generated vecadd_operators.h).
 struct OperatorWords {
-  const char* call;                 // "vecadd.add()": every message starts with it
-  const char* const* fixed_inputs;  // the inputs' names ("x", "y"), or nullptr: then
-  const char* list;                 // the list argument the inputs come in ("tensors")
-  const char* all_inputs;           // "x and y", "the tensors"
-  const char* weights;              // the argument of the weights: "alpha", "weights"
-  bool weights_list;                // one weight per input (else one, for the last input)
-  const char* backward;             // the name of its autograd node ("AddBackward")
+  const char* call;                  // "vecadd.add()": every message starts with it
+  const char* const* fixed_inputs;   // the inputs' names ("x", "y"), or nullptr: then
+  const char* list;                  // the list argument the inputs come in ("tensors")
+  const char* all_inputs;            // "x and y", "the tensors"
+  const char* const* fixed_weights;  // the argument weighing each fixed input (nullptr for a
+                                     // constant weight: add's x), or nullptr: then
+  const char* weights_list;          // the list argument giving one weight per input
+  const char* backward;              // the name of its autograd node ("AddBackward")
 
   std::string input(int index) const {
     return fixed_inputs ? fixed_inputs[index]
                         : std::string(list) + "[" + std::to_string(index) + "]";
+  }
+
+  // The argument that weighs input `index` ("alpha", "weights"), or nullptr for a constant.
+  const char* weight_name(int index) const {
+    return fixed_weights ? fixed_weights[index] : weights_list;
   }
 };
 
@@ -165,19 +171,19 @@ Problem weight_problem(const OperatorWords& words, double weight, double given, 
   };
   const auto stated = [&] {
     const std::string value = number_text(given);
-    return std::string(words.call) + ": argument '" + words.weights + "' " +
-           (words.weights_list ? "has " + value + " at index " + std::to_string(index)
-                               : "is " + value) +
+    return std::string(words.call) + ": argument '" + words.weight_name(index) + "' " +
+           (words.weights_list != nullptr ? "has " + value + " at index " + std::to_string(index)
+                                          : "is " + value) +
            (derived() ? " (" + words.input(index) + "'s weight " + number_text(weight) + ")" : "");
   };
   const auto have = [&] { return std::string(" but ") + words.all_inputs + " have dtype "; };
   if constexpr (std::is_integral_v<T>) {
     if (!std::isfinite(weight) || weight != std::trunc(weight)) {
-      return {ErrorKind::kType,
-              stated() + have() + dtype() + "; expected " +
-                  (words.weights_list ? "integral weights"
-                                      : std::string("an integral ") + words.weights) +
-                  " for integer tensors"};
+      return {ErrorKind::kType, stated() + have() + dtype() + "; expected " +
+                                    (words.weights_list != nullptr
+                                         ? "integral weights"
+                                         : std::string("an integral ") + words.weight_name(index)) +
+                                    " for integer tensors"};
     }
     const auto lowest = std::numeric_limits<T>::min();
     const auto highest = std::numeric_limits<T>::max();
@@ -208,9 +214,9 @@ bool byte_ranges_intersect(const void* a, const Operand& a_shape, const void* b,
 bool has_repeated_elements(const Operand& shape);
 
 // One call of a weighted-sum operator as the rules see it: its words, its inputs (pointers to a
-// binding's tensors), one weight per input, and the weights' argument as the call gave it where
-// the weights derive from it (sub's alpha, for the weights {1, -alpha}): one value per input for
-// a list, else one; nullptr when the weights are the argument itself.
+// binding's tensors), one weight per input, and, where the weights derive from the arguments
+// (sub's {1, -alpha}), each input's weight as its argument gave it ({1, alpha}); nullptr when
+// the weights are the arguments themselves.
 template <class Tensor>
 struct SumCall {
   const OperatorWords& words;
@@ -219,9 +225,7 @@ struct SumCall {
   const double* weights;
   const double* given = nullptr;
 
-  double given_weight(int index) const {
-    return given == nullptr ? weights[index] : given[words.weights_list ? index : 0];
-  }
+  double given_weight(int index) const { return given == nullptr ? weights[index] : given[index]; }
 
   const Tensor& operator[](int index) const { return *inputs[index]; }
 };
@@ -258,7 +262,7 @@ struct CallRules {
                                        "' is an empty list; expected at least one tensor");
     }
     if (weight_count != count) {
-      Api::fail(ErrorKind::kValue, std::string(words.call) + ": argument '" + words.weights +
+      Api::fail(ErrorKind::kValue, std::string(words.call) + ": argument '" + words.weights_list +
                                        "' has " + std::to_string(weight_count) + " values but '" +
                                        words.list + "' has " + std::to_string(count) +
                                        " tensors; expected one weight per tensor");
@@ -301,8 +305,11 @@ struct CallRules {
     }
     visit_element_type(Api::dtype(first), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      // add's alpha weighs y alone: x's weight of 1 is no argument of the call.
-      for (int i = words.weights_list ? 0 : call.count - 1; i < call.count; ++i) {
+      // Each weight an argument gives (add's x has a constant 1, which no argument gives).
+      for (int i = 0; i < call.count; ++i) {
+        if (words.weight_name(i) == nullptr) {
+          continue;
+        }
         const Problem problem = weight_problem<T>(words, call.weights[i], call.given_weight(i), i,
                                                   [&] { return dtype_name(Api::dtype(first)); });
         if (!problem.message.empty()) {

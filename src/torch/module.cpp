@@ -1,8 +1,11 @@
 // vecadd._C: loading it registers the vecadd operators with torch; it also exposes a lean
-// Python entry point to each of them (how it was built is in vecadd/_build_config.py).
+// Python entry point to each of them, written from the records (VECADD_OPERATOR_ENTRIES in the
+// generated vecadd_operators.h), so a new operator needs no line here (how it was built is in
+// vecadd/_build_config.py).
 #include <Python.h>  // first, as Python asks of its extensions
 
 #include <ATen/PythonTorchFunctionTLS.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <pybind11/pybind11.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -13,7 +16,7 @@
 #include <tuple>
 #include <vector>
 
-#include "ops.h"
+#include "vecadd_operators.h"
 
 namespace vecadd::torch_binding {
 namespace {
@@ -33,7 +36,7 @@ bool double_from_python(PyObject* value, double& result) {
   }
   int overflow = 0;
   const long long integer = PyLong_AsLongLongAndOverflow(value, &overflow);
-  constexpr long long kExactLimit = 1LL << 53;  // every integer up to 2^53 is a double
+  constexpr long long kExactLimit = binding::kExactIntegerLimit;
   if (overflow != 0 || integer > kExactLimit || integer < -kExactLimit) {
     return false;
   }
@@ -71,6 +74,7 @@ bool visit_items(PyObject* sequence, Visit&& visit) {
 // A plain torch.Tensor (a subclass may define __torch_function__: only torch.ops honours it),
 // borrowed from its Python object, which the caller's arguments keep alive through the call.
 struct TensorArgument {
+  using Type = const at::Tensor&;  // as the schema's C++ signature takes it
   const at::Tensor* tensor = nullptr;
   bool parse(PyObject* value) {
     if (!THPVariable_CheckExact(value)) {
@@ -84,6 +88,7 @@ struct TensorArgument {
 
 // A non-empty list or tuple of plain tensors.
 struct TensorListArgument {
+  using Type = at::TensorList;
   std::vector<at::Tensor> tensors;
   bool parse(PyObject* value) {
     return visit_items(value, [this](PyObject** items, Py_ssize_t size) {
@@ -101,6 +106,7 @@ struct TensorListArgument {
 };
 
 struct FloatArgument {
+  using Type = double;
   double value = 1;
   bool parse(PyObject* object) { return double_from_python(object, value); }
   double get() const { return value; }
@@ -108,6 +114,7 @@ struct FloatArgument {
 
 // None, or a list or tuple of floats.
 struct OptionalFloatListArgument {
+  using Type = std::optional<at::ArrayRef<double>>;
   std::optional<std::vector<double>> values;
   bool parse(PyObject* object) {
     if (object == Py_None) {
@@ -128,12 +135,28 @@ struct OptionalFloatListArgument {
   }
 };
 
+// The public overload and its .out overload of an operator whose schema takes Arguments,
+// looked up once by each entry.
+template <class... Arguments>
+struct Overloads {
+  c10::TypedOperatorHandle<at::Tensor(typename Arguments::Type...)> functional;
+  c10::TypedOperatorHandle<void(typename Arguments::Type..., at::Tensor&)> out;
+
+  explicit Overloads(const char* name)
+      : functional(c10::Dispatcher::singleton()
+                       .findSchemaOrThrow(name, "")
+                       .template typed<at::Tensor(typename Arguments::Type...)>()),
+        out(c10::Dispatcher::singleton()
+                .findSchemaOrThrow(name, "out")
+                .template typed<void(typename Arguments::Type..., at::Tensor&)>()) {}
+};
+
 // The lean entry of an operator whose schema takes Arguments, then out: name(*arguments, out).
 // It calls the public operator (or its out overload) through the dispatcher, and returns
 // NotImplemented for anything but plain values or under a torch function mode, which expects
 // to see the operator's call.
-template <class... Arguments, class Functional, class OutVariant>
-PyObject* lean_entry(const char* name, const Functional& functional, const OutVariant& out_variant,
+template <class... Arguments>
+PyObject* lean_entry(const char* name, const Overloads<Arguments...>& overloads,
                      PyObject* const* args, Py_ssize_t nargs) {
   constexpr Py_ssize_t kArguments = sizeof...(Arguments) + 1;
   if (nargs != kArguments) {
@@ -160,46 +183,39 @@ PyObject* lean_entry(const char* name, const Functional& functional, const OutVa
     at::Tensor result;
     {
       const pybind11::gil_scoped_release no_gil;
-      result = std::apply([&](const Arguments&... each) { return functional.call(each.get()...); },
-                          parsed);
+      result = std::apply(
+          [&](const Arguments&... each) { return overloads.functional.call(each.get()...); },
+          parsed);
     }
     return THPVariable_Wrap(std::move(result));
   }
   at::Tensor out = THPVariable_Unpack(out_object);
   {
     const pybind11::gil_scoped_release no_gil;
-    std::apply([&](const Arguments&... each) { out_variant.call(each.get()..., out); }, parsed);
+    std::apply([&](const Arguments&... each) { overloads.out.call(each.get()..., out); }, parsed);
   }
   Py_INCREF(out_object);
   return out_object;
 }
 
-PyObject* add_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_TH_ERRORS
-  return lean_entry<TensorArgument, TensorArgument, FloatArgument>("add", add_operator(),
-                                                                   add_out_operator(), args, nargs);
-  END_HANDLE_TH_ERRORS
-}
-
-PyObject* add_n_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_TH_ERRORS
-  return lean_entry<TensorListArgument, OptionalFloatListArgument>(
-      "add_n", add_n_operator(), add_n_out_operator(), args, nargs);
-  END_HANDLE_TH_ERRORS
-}
+// NAME_entry for each operator the records describe.
+#define VECADD_NATIVE_ENTRY(name, doc, ...)                                               \
+  PyObject* name##_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) { \
+    HANDLE_TH_ERRORS                                                                      \
+    static const Overloads<__VA_ARGS__> overloads("vecadd::" #name);                      \
+    return lean_entry(#name, overloads, args, nargs);                                     \
+    END_HANDLE_TH_ERRORS                                                                  \
+  }
+VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_ENTRY)
+#undef VECADD_NATIVE_ENTRY
 
 PyCFunction fastcall(_PyCFunctionFast entry) {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(entry));
 }
 
-PyMethodDef methods[] = {
-    {"add", fastcall(&add_entry), METH_FASTCALL,
-     "add(x, y, alpha, out) -> Tensor\n\nLean entry to torch.ops.vecadd.add for plain tensors; "
-     "use vecadd.add instead."},
-    {"add_n", fastcall(&add_n_entry), METH_FASTCALL,
-     "add_n(tensors, weights, out) -> Tensor\n\nLean entry to torch.ops.vecadd.add_n for plain "
-     "tensors; use vecadd.add_n instead."},
-};
+#define VECADD_NATIVE_METHOD(name, doc, ...) {#name, fastcall(&name##_entry), METH_FASTCALL, doc},
+PyMethodDef methods[] = {VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_METHOD)};
+#undef VECADD_NATIVE_METHOD
 
 }  // namespace
 }  // namespace vecadd::torch_binding
