@@ -131,8 +131,8 @@ def _l2_bytes() -> int:
 
 # Below 4 MiB in all (128-thread blocks, always) and above it (1024-thread blocks right after a
 # vecadd kernel in a graph; streaming stores once z alone outgrows the L2), the large shape
-# just above the threshold, within and beyond the L2, and beyond 128 MiB, where 8-byte elements
-# go back to one pack per thread (they take two from 4 MiB on).
+# just above the threshold, within and beyond the L2, and beyond 128 MiB, where 4- and 8-byte
+# elements go back to one pack per thread (they take two from 4 MiB on).
 ARRAY_SIZES = {
     "small": lambda: 1 << 20,
     "medium": lambda: 6 << 20,
@@ -209,11 +209,15 @@ def _packs_per_thread(kernel: str) -> int:
 @pytest.mark.parametrize(
     ("mebibytes", "in_range"), [(1, False), (6, True), (100, True), (160, False)]
 )
-def test_eight_byte_elements_take_two_packs_from_4_to_128_mib(dtype, mebibytes, in_range):
-    x = torch.ones(_elements_for(mebibytes << 20, dtype), dtype=dtype, device="cuda")
+def test_four_and_eight_byte_elements_take_two_packs_from_4_to_128_mib(dtype, mebibytes, in_range):
+    n = _elements_for(mebibytes << 20, dtype)
+    x = torch.ones(n, dtype=dtype, device="cuda")
     kernels = _contiguous_kernels(lambda: vecadd.add(x, x))
     assert len(kernels) == 1, kernels
-    expected = 2 if dtype.itemsize == 8 and in_range else 1
+    # Two packs only while their grid of 128-thread blocks still gives every SM two blocks.
+    two_pack_blocks = -(-n // (128 * 2 * (16 // dtype.itemsize)))
+    fills_sms = two_pack_blocks >= 2 * torch.cuda.get_device_properties(0).multi_processor_count
+    expected = 2 if dtype.itemsize >= 4 and in_range and fills_sms else 1
     assert _packs_per_thread(kernels[0]) == expected, kernels[0]
 
 
