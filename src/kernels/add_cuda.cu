@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <iterator>
+#include <string_view>
+#include <type_traits>
 
 #include "contiguous_kernel.cuh"
 #include "element_math.h"
@@ -265,6 +268,13 @@ std::int64_t device_property() {
   return value > 0 ? value : 0;
 }
 
+// Blocks of a contiguous grid over n elements, `threads` to a block and `packs` per thread.
+template <class T>
+std::int64_t grid_blocks(std::int64_t n, int threads, int packs) {
+  const std::int64_t tile = std::int64_t{threads} * packs * (kVectorBytes / sizeof(T));
+  return (n + tile - 1) / tile;
+}
+
 // Two packs per thread halve the grid: only where it still gives every SM kTwoPackMinBlocksPerSm
 // blocks, so that a GPU with more SMs than the H200 keeps one pack for longer.
 template <class T>
@@ -272,9 +282,92 @@ bool takes_two_packs(std::int64_t n, std::int64_t bytes) {
   if (sizeof(T) < 4 || bytes < kShortCallBytes || bytes >= kTwoPackMaxBytes) {
     return false;
   }
-  constexpr std::int64_t kTwoPackTile = std::int64_t{128} * 2 * (kVectorBytes / sizeof(T));
-  const std::int64_t blocks = (n + kTwoPackTile - 1) / kTwoPackTile;
-  return blocks >= kTwoPackMinBlocksPerSm * device_property<cudaDevAttrMultiProcessorCount>();
+  return grid_blocks<T>(n, 128, 2) >=
+         kTwoPackMinBlocksPerSm * device_property<cudaDevAttrMultiProcessorCount>();
+}
+
+// How a call outside the 1024-thread shape is cut: threads per block, 16-byte packs per thread.
+struct ContiguousShape {
+  int threads;
+  int packs;
+};
+
+// The launch policy above.
+template <class T>
+ContiguousShape measured_shape(std::int64_t n, std::int64_t bytes) {
+  return {128, takes_two_packs<T>(n, bytes) ? 2 : 1};
+}
+
+// Candidate shapes for the cells still below torch.add on the H100 (2-byte types at 6-24 MiB,
+// float32 at 3 MiB, every type at 2^16; docs/kernel-notes.md, version 20), not yet timed: the
+// lab selects them with VECADD_LAUNCH_CANDIDATE=l2 to time them against the measured policy.
+template <class T>
+ContiguousShape candidate_shape(std::int64_t n, std::int64_t bytes) {
+  const std::int64_t sms = device_property<cudaDevAttrMultiProcessorCount>();
+  const bool short_call = bytes < kShortCallBytes;
+  // 8-byte calls below kShortCallBytes lost 1-3 % with two packs on the H200 (version 17).
+  if (bytes < kTwoPackMaxBytes && !(short_call && sizeof(T) == 8)) {
+    // Below kShortCallBytes every block starts at once whatever the shape: one per SM reaches
+    // every SM, as torch.add's two-pack float32 grid does at 3 MiB, where it is ahead.
+    const std::int64_t least_blocks = (short_call ? 1 : kTwoPackMinBlocksPerSm) * sms;
+    // While a 2-byte call sits in the L2 (warm on the H100, 50 MiB: a 48 MiB call ran at DRAM
+    // speed, a 24 MiB one at 5.7 TB/s), four packs halve its blocks again and keep 64 bytes of
+    // each input in flight per thread, as torch.add's 8-byte kernel does.
+    const bool fits_l2 = 2 * bytes <= device_property<cudaDevAttrL2CacheSize>();
+    const int most_packs = sizeof(T) == 2 && fits_l2 ? 4 : 2;
+    for (int packs = most_packs; packs > 1; packs /= 2) {
+      if (grid_blocks<T>(n, 128, packs) >= least_blocks) {
+        return {128, packs};
+      }
+    }
+  }
+  // A grid of fewer blocks than SMs leaves SMs idle while the busy ones queue their loads:
+  // narrower blocks spread the same warps over more SMs.
+  int threads = 128;
+  while (threads > 32 && grid_blocks<T>(n, threads, 1) < sms) {
+    threads /= 2;
+  }
+  return {threads, 1};
+}
+
+// Lab only: VECADD_LAUNCH_CANDIDATE=l2 puts candidate_shape in the place of measured_shape, so
+// that one build times both (lab/gpu_kernel_ab.sh). Read once per process.
+bool candidate_shapes_selected() {
+  static const bool selected = [] {
+    const char* value = std::getenv("VECADD_LAUNCH_CANDIDATE");
+    return value != nullptr && std::string_view(value) == "l2";
+  }();
+  return selected;
+}
+
+// The kernel of a shape. The narrow-block and four-pack kernels exist with 32-bit indices only
+// (every call they are chosen for is that small) and four packs for 2-byte types only; any
+// other shape falls back to 128 threads.
+template <class T, class Index, int kCapacity>
+cudaError_t launch_shape(const Launch<T, kCapacity>& launch, std::int64_t n, ContiguousShape shape,
+                         cudaStream_t stream, detail::LaunchOrder order) {
+  constexpr int kWidth = kVectorBytes / sizeof(T);
+  if constexpr (std::is_same_v<Index, std::int32_t>) {
+    if constexpr (sizeof(T) == 2) {
+      if (shape.packs == 4) {
+        return detail::launch_contiguous<T, kWidth, 128, 4, Index>(launch.in, launch.z, n, stream,
+                                                                   order);
+      }
+    }
+    if (shape.threads == 64) {
+      return detail::launch_contiguous<T, kWidth, 64, 1, Index>(launch.in, launch.z, n, stream,
+                                                                order);
+    }
+    if (shape.threads == 32) {
+      return detail::launch_contiguous<T, kWidth, 32, 1, Index>(launch.in, launch.z, n, stream,
+                                                                order);
+    }
+  }
+  if (shape.packs == 2) {
+    return detail::launch_contiguous<T, kWidth, 128, 2, Index>(launch.in, launch.z, n, stream,
+                                                               order);
+  }
+  return detail::launch_contiguous<T, kWidth, 128, 1, Index>(launch.in, launch.z, n, stream, order);
 }
 
 // The launch shape for n contiguous elements with 16-byte aligned operands.
@@ -288,14 +381,9 @@ cudaError_t launch_aligned(const Launch<T, kCapacity>& launch, std::int64_t n, s
                                                                order);
   } else {
     if (previous != detail::Predecessor::kVecadd || bytes < kShortCallBytes) {
-      if constexpr (sizeof(T) >= 4) {  // no two-pack kernels for the 16-bit types
-        if (takes_two_packs<T>(n, bytes)) {
-          return detail::launch_contiguous<T, kWidth, 128, 2, Index>(launch.in, launch.z, n, stream,
-                                                                     order);
-        }
-      }
-      return detail::launch_contiguous<T, kWidth, 128, 1, Index>(launch.in, launch.z, n, stream,
-                                                                 order);
+      const ContiguousShape shape =
+          candidate_shapes_selected() ? candidate_shape<T>(n, bytes) : measured_shape<T>(n, bytes);
+      return launch_shape<T, Index>(launch, n, shape, stream, order);
     }
     constexpr detail::LaunchOrder kAfterStores{true, detail::Release::kAfterStores};
     // Streaming (evict-first) stores only where z cannot stay in the L2 anyway: below that,
