@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
 # Evidence for: docs/kernel-notes.md, version 20, and docs/benchmarks.md (kernel durations on the
 # H100). Three launch policies of add on one GPU, in one device call of at most AB_BUDGET_S
-# seconds (default 460): NEW_FOLDER's wheel with its measured policy ("new"), the same wheel
+# seconds (default 470): NEW_FOLDER's wheel with its measured policy ("new"), the same wheel
 # with the candidate shapes (VECADD_LAUNCH_CANDIDATE=l2, "candidate") and OLD_FOLDER's wheel
-# ("old"), the same Python and bench for all three. Steps, in order of need: the kernel-duration
-# tables (`vecadd bench --mode kernel`, warm and cold, float32, float16, bfloat16 and int64,
-# 2^16-2^26) of the candidate and the new policy, the launch-shape tests of both, the graphed
-# and eager pipeline (`--mode pipeline`, float32 and float16) of both, then old's two runs, then
-# the side-by-side tables (lab/kernel_ab_table.py). Each step runs under its own limit, cut to
-# what is left of the budget, and writes straight into $OUT, so a call cut short still returns
-# what ran: ab.log (every step's output), kernel_{candidate,new,old}.json and
-# pipeline_{candidate,new,old}.json (7 files).
+# ("old"), the same Python and bench for all three. Steps, in order of need:
+# - the launch-shape tests of new and candidate (each policy is what the timings assume);
+# - their kernel-duration tables (`vecadd bench --mode kernel`, warm and cold, 2^16-2^26,
+#   float32, float16, bfloat16 and int64, whose kernel is the same in all three builds: the
+#   run's own A/A);
+# - their pipelines (`--mode pipeline`, graphed and eager, float32 and float16);
+# - old's kernel table and pipeline; the side-by-side tables (lab/kernel_ab_table.py).
+# Each step runs under its own limit, cut to what is left of the budget, and writes straight
+# into $OUT, so a call cut short still returns what ran: ab.log (every step's output),
+# kernel_{candidate,new,old}.json and pipeline_{candidate,new,old}.json (7 files).
 # Usage: lab/gpu_kernel_ab.sh NEW_FOLDER OLD_FOLDER, from the new build's checkout (its tests
 # describe its policies); each folder holds a vecadd wheel, NEW_FOLDER expecttest's too.
 set -uo pipefail
 new=$1
 old=$2
 out=${OUT:-/tmp/vecadd-kernel-ab}
-budget=${AB_BUDGET_S:-460}
+budget=${AB_BUDGET_S:-470}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 old_site=/tmp/vecadd-old
@@ -40,12 +42,12 @@ build_env() {  # BUILD
   esac
 }
 kernel_table() {  # BUILD
-  step 110 env "$(build_env "$1")" python3 -m vecadd bench --op add --mode kernel --out no \
+  step 150 env "$(build_env "$1")" python3 -m vecadd bench --op add --mode kernel --out no \
     --dtypes float32,float16,bfloat16,int64 --min-log2 16 --max-log2 26 --step 1 --rounds 5 \
     --json "$out/kernel_$1.json"
 }
 pipeline_table() {  # BUILD
-  step 60 env "$(build_env "$1")" python3 -m vecadd bench --op add --mode pipeline --out no \
+  step 70 env "$(build_env "$1")" python3 -m vecadd bench --op add --mode pipeline --out no \
     --dtypes float32,float16 --min-log2 16 --max-log2 26 --step 1 --rounds 5 \
     --json "$out/pipeline_$1.json"
 }
@@ -62,7 +64,10 @@ side_by_side() {  # KIND: the builds whose JSON exists, in the order candidate, 
 }
 
 # Which library a build loads, under which torch, on which GPU.
-describe='import torch, vecadd; p = torch.cuda.get_device_properties(0); print(vecadd.build_info()["cuda_library"], torch.__version__, p.name, p.multi_processor_count, "SMs", getattr(p, "L2_cache_size", 0) >> 20, "MiB L2")'
+describe='import torch, vecadd
+p = torch.cuda.get_device_properties(0)
+print(vecadd.build_info()["cuda_library"], torch.__version__, p.name, p.multi_processor_count,
+      "SMs", getattr(p, "L2_cache_size", 0) >> 20, "MiB L2")'
 
 main() {
   python3 -m pip install -q --no-deps --no-index "$new"/vecadd-*.whl "$new"/expecttest-*.whl
@@ -70,10 +75,10 @@ main() {
   for build in new old; do
     env "$(build_env "$build")" python3 -c "$describe"
   done
-  kernel_table candidate
-  kernel_table new
   shape_tests new
   shape_tests candidate
+  kernel_table candidate
+  kernel_table new
   pipeline_table candidate
   pipeline_table new
   kernel_table old
