@@ -1,35 +1,90 @@
 #!/usr/bin/env bash
-# Two builds of add's launch policy on one GPU, in one device call: the kernel-duration table
-# (warm and cold, every dtype, 2^16-2^24) of each, the same Python and bench, only the library
-# different (docs/kernel-notes.md, version 19: two packs for 4-byte elements against one),
-# then the launch-shape tests, the sizes past the L2 and the graphed pipeline of the first.
-# Steps run in order of need, each under its own limit and logged straight into $OUT, so that
-# a call cut short still returns what ran.
-# Usage: lab/gpu_kernel_ab.sh NEW_FOLDER OLD_FOLDER, run from the new build's checkout (its
-# tests describe its policy); each folder holds a wheel, NEW_FOLDER expecttest's too.
+# Evidence for: docs/kernel-notes.md, version 20, and docs/benchmarks.md (kernel durations on the
+# H100). Three launch policies of add on one GPU, in one device call of at most AB_BUDGET_S
+# seconds (default 470): NEW_FOLDER's wheel with its measured policy ("new"), the same wheel
+# with the candidate shapes (VECADD_LAUNCH_CANDIDATE=l2, "candidate") and OLD_FOLDER's wheel
+# ("old"), the same Python and bench for all three. Steps, in order of need:
+# - the launch-shape tests of new and candidate (each policy is what the timings assume);
+# - their kernel-duration tables (`vecadd bench --mode kernel`, warm and cold, 2^16-2^26,
+#   float32, float16, bfloat16 and int64, whose kernel is the same in all three builds: the
+#   run's own A/A);
+# - their pipelines (`--mode pipeline`, graphed and eager, float32 and float16);
+# - old's kernel table and pipeline; the side-by-side tables (lab/kernel_ab_table.py).
+# Each step runs under its own limit, cut to what is left of the budget, and writes straight
+# into $OUT, so a call cut short still returns what ran: ab.log (every step's output),
+# kernel_{candidate,new,old}.json and pipeline_{candidate,new,old}.json (7 files).
+# Usage: lab/gpu_kernel_ab.sh NEW_FOLDER OLD_FOLDER, from the new build's checkout (its tests
+# describe its policies); each folder holds a vecadd wheel, NEW_FOLDER expecttest's too.
 set -uo pipefail
 new=$1
 old=$2
 out=${OUT:-/tmp/vecadd-kernel-ab}
+budget=${AB_BUDGET_S:-470}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
-step() { local limit=$1 log=$2; shift 2; echo "+ $* (limit ${limit}s)"; local start=$SECONDS
-  timeout "$limit" "$@" >"$out/$log" 2>&1; echo "(exit $?, $((SECONDS - start)) s)"; }
-python3 -m pip install -q --no-deps --no-index "$new"/vecadd-*.whl "$new"/expecttest-*.whl
-python3 -m pip install -q --no-deps --no-index --target /tmp/vecadd-old "$old"/vecadd-*.whl
-kernel_table() {  # LOG MIN MAX [env ...]
-  local log=$1 low=$2 high=$3; shift 3
-  step 75 "$log.txt" env "$@" python3 -m vecadd bench --op add --mode kernel --out no \
-    --min-log2 "$low" --max-log2 "$high" --step 1 --rounds 5 --json "$out/$log.json"
-  grep "median ratio" "$out/$log.txt"
+old_site=/tmp/vecadd-old
+
+step() {  # LIMIT COMMAND...: run it under min(LIMIT, what is left of the budget)
+  local limit=$1 left=$((budget - SECONDS)) start=$SECONDS
+  shift
+  if ((left < 15)); then echo "- skipped, budget spent: $*"; return; fi
+  ((limit > left)) && limit=$left
+  echo "+ $* (limit ${limit}s)"
+  timeout "$limit" "$@"
+  echo "(exit $?, $((SECONDS - start)) s)"
 }
-kernel_table kernel_new_16_24 16 24
-kernel_table kernel_old_16_24 16 24 PYTHONPATH=/tmp/vecadd-old
-step 45 launch_shapes.txt python3 -m pytest -q -p no:cacheprovider tests/test_cuda.py \
-  -k "two_packs or every_launch_shape or small_blocks or large_blocks"
-tail -3 "$out/launch_shapes.txt"
-kernel_table kernel_new_25_28 25 28
-step 45 pipeline_new.txt python3 -m vecadd bench --op add --mode pipeline --out no \
-  --dtypes float16,float32,int32,float64 --min-log2 16 --max-log2 24 --step 2 --rounds 5 \
-  --json "$out/pipeline_new.json"
-grep "median ratio" "$out/pipeline_new.txt"
+# What makes a command run a build: new as installed, candidate by its switch, old by path.
+build_env() {  # BUILD
+  case $1 in
+    new) echo "VECADD_BUILD=new" ;;
+    candidate) echo "VECADD_LAUNCH_CANDIDATE=l2" ;;
+    old) echo "PYTHONPATH=$old_site" ;;
+  esac
+}
+kernel_table() {  # BUILD
+  step 150 env "$(build_env "$1")" python3 -m vecadd bench --op add --mode kernel --out no \
+    --dtypes float32,float16,bfloat16,int64 --min-log2 16 --max-log2 26 --step 1 --rounds 5 \
+    --json "$out/kernel_$1.json"
+}
+pipeline_table() {  # BUILD
+  step 70 env "$(build_env "$1")" python3 -m vecadd bench --op add --mode pipeline --out no \
+    --dtypes float32,float16 --min-log2 16 --max-log2 26 --step 1 --rounds 5 \
+    --json "$out/pipeline_$1.json"
+}
+shape_tests() {  # BUILD
+  step 45 env "$(build_env "$1")" python3 -m pytest -q -p no:cacheprovider tests/test_cuda.py \
+    -k "two_packs or candidate_shapes or every_launch_shape or small_blocks or large_blocks"
+}
+side_by_side() {  # KIND: the builds whose JSON exists, in the order candidate, new, old
+  local runs=() build
+  for build in candidate new old; do
+    [ -s "$out/$1_$build.json" ] && runs+=("$build=$out/$1_$build.json")
+  done
+  ((${#runs[@]})) && python3 lab/kernel_ab_table.py "${runs[@]}"
+}
+
+# Which library a build loads, under which torch, on which GPU.
+describe='import torch, vecadd
+p = torch.cuda.get_device_properties(0)
+print(vecadd.build_info()["cuda_library"], torch.__version__, p.name, p.multi_processor_count,
+      "SMs", getattr(p, "L2_cache_size", 0) >> 20, "MiB L2")'
+
+main() {
+  python3 -m pip install -q --no-deps --no-index "$new"/vecadd-*.whl "$new"/expecttest-*.whl
+  python3 -m pip install -q --no-deps --no-index --target "$old_site" "$old"/vecadd-*.whl
+  for build in new old; do
+    env "$(build_env "$build")" python3 -c "$describe"
+  done
+  shape_tests new
+  shape_tests candidate
+  kernel_table candidate
+  kernel_table new
+  pipeline_table candidate
+  pipeline_table new
+  kernel_table old
+  pipeline_table old
+  side_by_side kernel
+  side_by_side pipeline
+  echo "done in $SECONDS s"
+}
+main 2>&1 | tee "$out/ab.log"

@@ -3,6 +3,7 @@ alignment, memory and huge inputs."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -131,9 +132,11 @@ def _l2_bytes() -> int:
 
 # Below 4 MiB in all (128-thread blocks, always) and above it (1024-thread blocks right after a
 # vecadd kernel in a graph; streaming stores once z alone outgrows the L2), the large shape
-# just above the threshold, within and beyond the L2, and beyond 128 MiB, where 8-byte elements
-# go back to one pack per thread (they take two from 4 MiB on).
+# just above the threshold, within and beyond the L2, and beyond 128 MiB, where 4- and 8-byte
+# elements go back to one pack per thread (they take two from 4 MiB on); one_wave is a grid
+# of fewer 128-thread blocks than SMs (the candidate shapes' narrower blocks).
 ARRAY_SIZES = {
+    "one_wave": lambda: 256 << 10,
     "small": lambda: 1 << 20,
     "medium": lambda: 6 << 20,
     "large": lambda: 16 << 20,
@@ -196,25 +199,82 @@ def test_graphed_calls_after_vecadd_take_large_blocks(size):
         _elements_for(ARRAY_SIZES[size](), torch.float32)
     )
     assert "1024" not in after_torch, after_torch
-    assert ("1024" in after_vecadd) == (size != "small"), after_vecadd
+    assert ("1024" in after_vecadd) == (ARRAY_SIZES[size]() >= 4 << 20), after_vecadd
+
+
+def _template_argument(kernel: str, index: int) -> int:
+    """An argument of a sum_contiguous_kernel<T, kWidth, kThreads, kPacks, ...> name."""
+    return int(kernel.split("sum_contiguous_kernel<", 1)[1].split(", ")[index])
 
 
 def _packs_per_thread(kernel: str) -> int:
-    """The kPacks of an sum_contiguous_kernel<T, kWidth, kThreads, kPacks, ...> name."""
-    return int(kernel.split("sum_contiguous_kernel<", 1)[1].split(", ")[3])
+    return _template_argument(kernel, 3)
+
+
+def _threads_per_block(kernel: str) -> int:
+    return _template_argument(kernel, 2)
+
+
+# lab/gpu_kernel_ab.sh times candidate launch shapes by running the library with this set; the
+# shape tests then check the candidate's rule instead of the measured one.
+CANDIDATE_SHAPES = os.environ.get("VECADD_LAUNCH_CANDIDATE") == "l2"
+
+
+def _eager_kernel(dtype: torch.dtype, mebibytes: float) -> tuple[int, str]:
+    """n, and the one contiguous kernel an eager add of n elements (x, y and z together at
+    least `mebibytes`) runs."""
+    n = _elements_for(int(mebibytes * (1 << 20)), dtype)
+    x = torch.ones(n, dtype=dtype, device="cuda")
+    kernels = _contiguous_kernels(lambda: vecadd.add(x, x))
+    assert len(kernels) == 1, kernels
+    return n, kernels[0]
 
 
 @pytest.mark.profiler
+@pytest.mark.skipif(CANDIDATE_SHAPES, reason="the candidate launch shapes are selected")
 @pytest.mark.parametrize("dtype", vecadd.SUPPORTED_DTYPES)
 @pytest.mark.parametrize(
     ("mebibytes", "in_range"), [(1, False), (6, True), (100, True), (160, False)]
 )
-def test_eight_byte_elements_take_two_packs_from_4_to_128_mib(dtype, mebibytes, in_range):
-    x = torch.ones(_elements_for(mebibytes << 20, dtype), dtype=dtype, device="cuda")
-    kernels = _contiguous_kernels(lambda: vecadd.add(x, x))
-    assert len(kernels) == 1, kernels
-    expected = 2 if dtype.itemsize == 8 and in_range else 1
-    assert _packs_per_thread(kernels[0]) == expected, kernels[0]
+def test_four_and_eight_byte_elements_take_two_packs_from_4_to_128_mib(dtype, mebibytes, in_range):
+    n, kernel = _eager_kernel(dtype, mebibytes)
+    # Two packs only while their grid of 128-thread blocks still gives every SM two blocks.
+    two_pack_blocks = -(-n // (128 * 2 * (16 // dtype.itemsize)))
+    fills_sms = two_pack_blocks >= 2 * torch.cuda.get_device_properties(0).multi_processor_count
+    expected = 2 if dtype.itemsize >= 4 and in_range and fills_sms else 1
+    assert (_threads_per_block(kernel), _packs_per_thread(kernel)) == (128, expected), kernel
+
+
+def _candidate_shape(dtype: torch.dtype, n: int) -> tuple[int, int]:
+    """(threads per block, packs per thread) that add_cuda.cu's candidate_shape picks."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    width = 16 // dtype.itemsize
+    call_bytes = 3 * n * dtype.itemsize
+    short_call = call_bytes < 4 << 20
+
+    def blocks(threads: int, packs: int) -> int:
+        return -(-n // (threads * packs * width))
+
+    if call_bytes < 128 << 20 and not (short_call and dtype.itemsize == 8):
+        least_blocks = (1 if short_call else 2) * sms
+        most_packs = 4 if dtype.itemsize == 2 and 2 * call_bytes <= _l2_bytes() else 2
+        for packs in (4, 2):
+            if packs <= most_packs and blocks(128, packs) >= least_blocks:
+                return 128, packs
+    threads = 128
+    while threads > 32 and blocks(threads, 1) < sms:
+        threads //= 2
+    return threads, 1
+
+
+@pytest.mark.profiler
+@pytest.mark.skipif(not CANDIDATE_SHAPES, reason="needs VECADD_LAUNCH_CANDIDATE=l2")
+@pytest.mark.parametrize("dtype", vecadd.SUPPORTED_DTYPES)
+@pytest.mark.parametrize("mebibytes", [0.25, 1, 3, 6, 16, 24, 48, 100, 160])
+def test_candidate_shapes_follow_size_width_sms_and_l2(dtype, mebibytes):
+    n, kernel = _eager_kernel(dtype, mebibytes)
+    shape = (_threads_per_block(kernel), _packs_per_thread(kernel))
+    assert shape == _candidate_shape(dtype, n), kernel
 
 
 def _streams(kernel: str) -> bool:

@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <iterator>
+#include <string_view>
+#include <type_traits>
 
 #include "contiguous_kernel.cuh"
 #include "element_math.h"
@@ -46,13 +49,15 @@ constexpr int kMaxLaunchInputs = 32;
 // - Short 128-thread grids let the next kernel launch as soon as every block has started, which
 //   hides most of the launch latency between back-to-back calls; longer ones only as they exit:
 //   an earlier launch cost them up to 40 %.
-// - 8-byte elements of two inputs take two 16-byte packs per thread in 128-thread grids from
-//   kShortCallBytes to kTwoPackMaxBytes: there a 24 MiB call ran 2-4 % faster than with one in
-//   the cache and up to 3 % cold (torch.add's kernel moves 64 bytes per thread); below, two
-//   packs cost 1-3 %, above, 0.1-0.3 %.
+// - 4- and 8-byte elements of two inputs take two 16-byte packs per thread in 128-thread grids
+//   from kShortCallBytes to kTwoPackMaxBytes, as torch.add's float32 kernel does: on an H100
+//   (kernel durations, version 20) the 4-byte cells' worst cold ratio to torch.add went from
+//   0.972 to 0.989 and the graphed pipeline's warm worst from 0.831 to 0.942; a 24 MiB 8-byte
+//   call ran up to 3 % faster cold on the H200; below, two packs cost 1-3 %, above, 0.1-0.3 %.
 constexpr std::int64_t kShortCallBytes = std::int64_t{4} << 20;
 constexpr std::int64_t kOverlapAfterOtherBytes = std::int64_t{1} << 20;
 constexpr std::int64_t kTwoPackMaxBytes = std::int64_t{128} << 20;
+constexpr std::int64_t kTwoPackMinBlocksPerSm = 2;
 
 template <class T>
 std::int64_t call_bytes(int inputs, std::int64_t count) {
@@ -244,22 +249,125 @@ cudaError_t launch_strided(const Launch<T, kCapacity>& launch, const Plan& plan,
       static_cast<typename Indexer::Index>(count), partial);
 }
 
-// Bytes of the current device's L2 cache, looked up once per device (0 when unknown).
-std::int64_t l2_cache_bytes() {
+// A property of the current device, looked up once per device (0 when unknown).
+template <cudaDeviceAttr kAttribute>
+std::int64_t device_property() {
   constexpr int kMaxDevices = 64;
   static std::atomic<std::int64_t> known[kMaxDevices] = {};  // 0 not looked up, -1 unknown
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) {
     return 0;
   }
-  std::int64_t bytes = known[device].load(std::memory_order_relaxed);
-  if (bytes == 0) {
-    int value = 0;
-    const bool read = cudaDeviceGetAttribute(&value, cudaDevAttrL2CacheSize, device) == cudaSuccess;
-    bytes = read && value > 0 ? value : -1;
-    known[device].store(bytes, std::memory_order_relaxed);
+  std::int64_t value = known[device].load(std::memory_order_relaxed);
+  if (value == 0) {
+    int read = 0;
+    const bool found = cudaDeviceGetAttribute(&read, kAttribute, device) == cudaSuccess;
+    value = found && read > 0 ? read : -1;
+    known[device].store(value, std::memory_order_relaxed);
   }
-  return bytes > 0 ? bytes : 0;
+  return value > 0 ? value : 0;
+}
+
+// Blocks of a contiguous grid over n elements, `threads` to a block and `packs` per thread.
+template <class T>
+std::int64_t grid_blocks(std::int64_t n, int threads, int packs) {
+  const std::int64_t tile = std::int64_t{threads} * packs * (kVectorBytes / sizeof(T));
+  return (n + tile - 1) / tile;
+}
+
+// Two packs per thread halve the grid: only where it still gives every SM kTwoPackMinBlocksPerSm
+// blocks, so that a GPU with more SMs than the H200 keeps one pack for longer.
+template <class T>
+bool takes_two_packs(std::int64_t n, std::int64_t bytes) {
+  if (sizeof(T) < 4 || bytes < kShortCallBytes || bytes >= kTwoPackMaxBytes) {
+    return false;
+  }
+  return grid_blocks<T>(n, 128, 2) >=
+         kTwoPackMinBlocksPerSm * device_property<cudaDevAttrMultiProcessorCount>();
+}
+
+// How a call outside the 1024-thread shape is cut: threads per block, 16-byte packs per thread.
+struct ContiguousShape {
+  int threads;
+  int packs;
+};
+
+// The launch policy above.
+template <class T>
+ContiguousShape measured_shape(std::int64_t n, std::int64_t bytes) {
+  return {128, takes_two_packs<T>(n, bytes) ? 2 : 1};
+}
+
+// Candidate shapes for the cells still below torch.add on the H100 (2-byte types at 6-24 MiB,
+// float32 at 3 MiB, every type at 2^16; docs/kernel-notes.md, version 20), not yet timed: the
+// lab selects them with VECADD_LAUNCH_CANDIDATE=l2 to time them against the measured policy.
+template <class T>
+ContiguousShape candidate_shape(std::int64_t n, std::int64_t bytes) {
+  const std::int64_t sms = device_property<cudaDevAttrMultiProcessorCount>();
+  const bool short_call = bytes < kShortCallBytes;
+  // 8-byte calls below kShortCallBytes lost 1-3 % with two packs on the H200 (version 17).
+  if (bytes < kTwoPackMaxBytes && !(short_call && sizeof(T) == 8)) {
+    // Below kShortCallBytes every block starts at once whatever the shape: one per SM reaches
+    // every SM, as torch.add's two-pack float32 grid does at 3 MiB, where it is ahead.
+    const std::int64_t least_blocks = (short_call ? 1 : kTwoPackMinBlocksPerSm) * sms;
+    // While a 2-byte call sits in the L2 (warm on the H100, 50 MiB: a 48 MiB call ran at DRAM
+    // speed, a 24 MiB one at 5.7 TB/s), four packs halve its blocks again and keep 64 bytes of
+    // each input in flight per thread, as torch.add's 8-byte kernel does.
+    const bool fits_l2 = 2 * bytes <= device_property<cudaDevAttrL2CacheSize>();
+    const int most_packs = sizeof(T) == 2 && fits_l2 ? 4 : 2;
+    for (int packs = most_packs; packs > 1; packs /= 2) {
+      if (grid_blocks<T>(n, 128, packs) >= least_blocks) {
+        return {128, packs};
+      }
+    }
+  }
+  // A grid of fewer blocks than SMs leaves SMs idle while the busy ones queue their loads:
+  // narrower blocks spread the same warps over more SMs.
+  int threads = 128;
+  while (threads > 32 && grid_blocks<T>(n, threads, 1) < sms) {
+    threads /= 2;
+  }
+  return {threads, 1};
+}
+
+// Lab only: VECADD_LAUNCH_CANDIDATE=l2 puts candidate_shape in the place of measured_shape, so
+// that one build times both (lab/gpu_kernel_ab.sh). Read once per process.
+bool candidate_shapes_selected() {
+  static const bool selected = [] {
+    const char* value = std::getenv("VECADD_LAUNCH_CANDIDATE");
+    return value != nullptr && std::string_view(value) == "l2";
+  }();
+  return selected;
+}
+
+// The kernel of a shape. The narrow-block and four-pack kernels exist with 32-bit indices only
+// (every call they are chosen for is that small) and four packs for 2-byte types only; any
+// other shape falls back to 128 threads.
+template <class T, class Index, int kCapacity>
+cudaError_t launch_shape(const Launch<T, kCapacity>& launch, std::int64_t n, ContiguousShape shape,
+                         cudaStream_t stream, detail::LaunchOrder order) {
+  constexpr int kWidth = kVectorBytes / sizeof(T);
+  if constexpr (std::is_same_v<Index, std::int32_t>) {
+    if constexpr (sizeof(T) == 2) {
+      if (shape.packs == 4) {
+        return detail::launch_contiguous<T, kWidth, 128, 4, Index>(launch.in, launch.z, n, stream,
+                                                                   order);
+      }
+    }
+    if (shape.threads == 64) {
+      return detail::launch_contiguous<T, kWidth, 64, 1, Index>(launch.in, launch.z, n, stream,
+                                                                order);
+    }
+    if (shape.threads == 32) {
+      return detail::launch_contiguous<T, kWidth, 32, 1, Index>(launch.in, launch.z, n, stream,
+                                                                order);
+    }
+  }
+  if (shape.packs == 2) {
+    return detail::launch_contiguous<T, kWidth, 128, 2, Index>(launch.in, launch.z, n, stream,
+                                                               order);
+  }
+  return detail::launch_contiguous<T, kWidth, 128, 1, Index>(launch.in, launch.z, n, stream, order);
 }
 
 // The launch shape for n contiguous elements with 16-byte aligned operands.
@@ -273,19 +381,14 @@ cudaError_t launch_aligned(const Launch<T, kCapacity>& launch, std::int64_t n, s
                                                                order);
   } else {
     if (previous != detail::Predecessor::kVecadd || bytes < kShortCallBytes) {
-      if constexpr (sizeof(T) == 8) {  // no two-pack kernels for the other types
-        if (bytes >= kShortCallBytes && bytes < kTwoPackMaxBytes) {
-          return detail::launch_contiguous<T, kWidth, 128, 2, Index>(launch.in, launch.z, n, stream,
-                                                                     order);
-        }
-      }
-      return detail::launch_contiguous<T, kWidth, 128, 1, Index>(launch.in, launch.z, n, stream,
-                                                                 order);
+      const ContiguousShape shape =
+          candidate_shapes_selected() ? candidate_shape<T>(n, bytes) : measured_shape<T>(n, bytes);
+      return launch_shape<T, Index>(launch, n, shape, stream, order);
     }
     constexpr detail::LaunchOrder kAfterStores{true, detail::Release::kAfterStores};
     // Streaming (evict-first) stores only where z cannot stay in the L2 anyway: below that,
     // the kernel after this one finds z there.
-    if (n * static_cast<std::int64_t>(sizeof(T)) > l2_cache_bytes()) {
+    if (n * static_cast<std::int64_t>(sizeof(T)) > device_property<cudaDevAttrL2CacheSize>()) {
       return detail::launch_contiguous<T, kWidth, 1024, 1, Index, detail::StoreCaching::kStreaming>(
           launch.in, launch.z, n, stream, kAfterStores);
     }
