@@ -26,7 +26,7 @@ from .._info import build_info
 from ..cli.without_torch import CommandLineError
 from .add_n import format_add_n, measure_add_n
 from .calls import CALLS, call_functions, call_scope
-from .compiled import DEFAULT_DTYPES, DEFAULT_SHAPES, format_compiled, measure_compiled
+from .compiled import DEFAULT_DTYPES, DEFAULT_SHAPES, FOOTER, HEADER, format_row, measure_compiled
 from .layouts import LAYOUTS
 from .modes import MODES, copy_ceiling, measure
 from .report import (
@@ -231,11 +231,15 @@ def run_compiled(args: argparse.Namespace, device: torch.device) -> None:
         if args.shapes is not None
         else list(DEFAULT_SHAPES[device.type])
     )
-    rows = measure_compiled(
-        device, [DTYPE_NAMES[name] for name in dtypes], shapes, args.rounds, not args.no_training
-    )
     print(f"\nmode compiled: {MODE_TITLES['compiled']} ({torch.get_num_threads()} CPU threads)")
-    print(format_compiled(rows))
+    print(HEADER, flush=True)
+    rows = []
+    for row in measure_compiled(
+        device, [DTYPE_NAMES[name] for name in dtypes], shapes, args.rounds, not args.no_training
+    ):
+        rows.append(row)
+        print(format_row(row), flush=True)
+    print(FOOTER)
     if args.json:
         record = {**_where(device), "threads": torch.get_num_threads(),
                   "compiled": [asdict(row) for row in rows]}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -244,28 +244,32 @@ def measure_compiled(
     shapes: list[tuple[int, ...]],
     rounds: int,
     training: bool = True,
-) -> list[CompiledRow]:
-    rows = []
+) -> Iterator[CompiledRow]:
+    """Every block at every shape and dtype, the 16-element calls, then the training step; row
+    by row, so that a long run shows what it has."""
     for dtype in dtypes:
         for shape in shapes:
-            rows += [measure_block(name, shape, dtype, device, rounds) for name in BLOCKS]
-        rows += [measure_block(name, TINY_SHAPE, dtype, device, rounds) for name in TINY_BLOCKS]
+            for name in BLOCKS:
+                yield measure_block(name, shape, dtype, device, rounds)
+        for name in TINY_BLOCKS:
+            yield measure_block(name, TINY_SHAPE, dtype, device, rounds)
         if training:
-            rows.append(training_step_row(device, dtype, rounds))
-    return rows
+            yield training_step_row(device, dtype, rounds)
 
 
-def format_compiled(rows: list[CompiledRow]) -> str:
-    lines = [
-        f"{'block':<28}{'shape':<14}{'dtype':<10}{'torch us':>10}{'vecadd us':>11}"
-        f"{'ratio':>8}{'kernels':>10}"
-    ]
-    for row in rows:
-        shape = "x".join(str(s) for s in row.shape) or "-"
-        kernels = f"{row.kernels['torch']}/{row.kernels['vecadd']}" if row.kernels else "-"
-        lines.append(
-            f"{row.block:<28}{shape:<14}{row.dtype:<10}{row.torch_us:>10.2f}{row.vecadd_us:>11.2f}"
-            f"{row.ratio:>8.3f}{kernels:>10}"
-        )
-    lines.append(f"{RATIO}; kernels per call: torch's spelling / vecadd's")
-    return "\n".join(lines)
+HEADER = (
+    f"{'block':<28}{'shape':<14}{'dtype':<10}{'torch us':>10}{'vecadd us':>11}{'ratio':>8}"
+    f"{'kernels':>10}"
+)
+
+
+def format_row(row: CompiledRow) -> str:
+    shape = "x".join(str(s) for s in row.shape) or "-"
+    kernels = f"{row.kernels['torch']}/{row.kernels['vecadd']}" if row.kernels else "-"
+    return (
+        f"{row.block:<28}{shape:<14}{row.dtype:<10}{row.torch_us:>10.2f}{row.vecadd_us:>11.2f}"
+        f"{row.ratio:>8.3f}{kernels:>10}"
+    )
+
+
+FOOTER = f"{RATIO}; kernels per call: torch's spelling / vecadd's"
