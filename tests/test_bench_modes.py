@@ -102,7 +102,7 @@ def test_mode_argument_expands_all_and_keeps_a_fixed_order():
 
     assert modes_from_argument("chain") == ["chain"]
     assert modes_from_argument("pipeline, cold") == ["cold", "pipeline"]
-    assert modes_from_argument("all") == ["chain", "cold", "pipeline", "kernel"]
+    assert modes_from_argument("all") == ["chain", "cold", "pipeline", "kernel", "compiled"]
     with pytest.raises(CommandLineError, match=r"unknown mode\(s\) \['hot'\]"):
         modes_from_argument("cold,hot")
 
@@ -110,7 +110,7 @@ def test_mode_argument_expands_all_and_keeps_a_fixed_order():
 @pytest.mark.parametrize(
     ("value", "fragments"),
     [
-        ("hot", ["--mode 'hot'", "unknown mode(s) ['hot']", "chain, cold, pipeline, kernel, all"]),
+        ("hot", ["--mode 'hot'", "unknown mode(s) ['hot']", "chain, cold, pipeline, kernel, compiled, all"]),
         (",", ["--mode ','", "no mode given"]),
     ],
 )

@@ -16,8 +16,12 @@ from vecadd.bench.compiled import BLOCKS, kernels_per_call
 from vecadd.bench.training import stack, training_step, with_vecadd
 
 # The kernels' own operators, public or private: what a call of vecadd's kernels records.
-VECADD_EVENTS = ("vecadd::add", "vecadd::add_n", "vecadd::_add_without_autograd",
-                 "vecadd::_add_n_without_autograd")
+VECADD_EVENTS = (
+    "vecadd::add",
+    "vecadd::add_n",
+    "vecadd::_add_without_autograd",
+    "vecadd::_add_n_without_autograd",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -60,8 +64,10 @@ def test_the_fused_sum_computes_the_kernels_values(dtype, device):
     # A producer and a consumer around each operator, so that Inductor fuses it; broadcast
     # shapes, weights other than 1, every dtype (16-bit floats summed in float32, rounded once).
     def block(x, y, z):
-        total = vecadd.add_n([x * 1, y, z], [2, -3, 1]) if not dtype.is_floating_point else (
-            vecadd.add_n([x * 1, y, z], [0.5, -3.0, 1.25])
+        total = (
+            vecadd.add_n([x * 1, y, z], [2, -3, 1])
+            if not dtype.is_floating_point
+            else (vecadd.add_n([x * 1, y, z], [0.5, -3.0, 1.25]))
         )
         return vecadd.add(total, y, alpha=2) * 1
 
@@ -72,7 +78,8 @@ def test_the_fused_sum_computes_the_kernels_values(dtype, device):
     got = compiled(x, y, z)
     assert vecadd_events(compiled, x, y, z) == []
     expected = block(x, y, z)  # eager: vecadd's kernels
-    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.dtype == expected.dtype
+    assert got.shape == expected.shape
     if dtype in (torch.float16, torch.bfloat16):
         # Fused, add_n's sum reaches add in float32, unrounded: as torch's own operations do
         # under Inductor. One rounding of the largest sum here (|total| < 64) at most.
@@ -157,7 +164,7 @@ def test_compiled_training_matches_eager(device):
 
 
 def test_export_keeps_the_operators_once_inductor_has_lowerings_for_them():
-    import torch._inductor.lowering  # noqa: F401  (registers vecadd's lowerings)
+    import torch._inductor.lowering
 
     class Model(torch.nn.Module):
         def forward(self, x, y, z):

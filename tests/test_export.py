@@ -111,7 +111,9 @@ def test_the_default_table_eager_calls_and_kept_kernels_keep_vecadds_kernels():
     with vecadd.keep_kernels():  # torch.compile fuses the operators otherwise (test_compile.py)
         compiled(x, y)  # compiles outside the profile
         for run in (model, compiled):
-            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+            with torch.profiler.profile(
+                activities=[torch.profiler.ProfilerActivity.CPU]
+            ) as profile:
                 result = run(x, y)
             names = {event.name for event in profile.events()}
             # The private twin (eager's lean way, and compiled graphs): vecadd's kernels.

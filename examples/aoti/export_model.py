@@ -51,9 +51,12 @@ def main() -> None:
             dynamic_shapes=({0: batch}, None),
         )
         expected = model(*(t.to(arguments.device) for t in inputs))
-    package = torch._inductor.aoti_compile_and_package(
-        exported, package_path=str(arguments.folder / "model.pt2")
-    )
+    # Inductor would fuse vecadd's operators into its own kernels; kept, the package calls
+    # vecadd's operators, which the C++ program links (vecadd::ops).
+    with vecadd.keep_kernels():
+        package = torch._inductor.aoti_compile_and_package(
+            exported, package_path=str(arguments.folder / "model.pt2")
+        )
     torch.save(inputs, arguments.folder / "inputs.pt")
     torch.save([expected.cpu()], arguments.folder / "expected.pt")
     print(f"wrote {package} ({arguments.device})")

@@ -114,9 +114,7 @@ def _lowering(op: Operator, overload, inductor: private.InductorLowerings):
         positional, keywords = op.split(arguments)
         if kernel is kernel_in_process:
             positional, keywords = list(arguments), {}
-        return inductor.fallback_handler(kernel, add_to_fallback_set=False)(
-            *positional, **keywords
-        )
+        return inductor.fallback_handler(kernel, add_to_fallback_set=False)(*positional, **keywords)
 
     lower.__name__ = f"lower_{overload._schema.name.split('::')[1]}"
     return lower

@@ -216,9 +216,9 @@ def add(
     # Traced by torch.compile or torch.export: plain tensors and a float weight go straight to
     # the operator, through as few Python objects as Dynamo then guards on every compiled call
     # (docs/compile.md); reading the switch makes it one of those guards.
-    if is_compiling() and out is None and _compile.kept_scopes >= 0:
-        if type(x) is _Tensor and type(y) is _Tensor and type(alpha) is float:
-            return _ADD(x, y, alpha=alpha)
+    traced = is_compiling() and out is None and _compile.kept_scopes >= 0
+    if traced and type(x) is _Tensor and type(y) is _Tensor and type(alpha) is float:
+        return _ADD(x, y, alpha=alpha)
     return call(ADD, (x, y, alpha), out)
 
 
@@ -242,10 +242,10 @@ def add_n(
     result = _lean_add_n(tensors, weights, out)  # NotImplemented while compile or export traces
     if result is not NotImplemented:
         return result
-    if is_compiling() and out is None and _compile.kept_scopes >= 0:  # as in add
-        if type(tensors) in _SEQUENCES and tensors and all(type(t) is _Tensor for t in tensors):
-            if weights is None:
-                return _ADD_N(list(tensors))
-            if type(weights) in _SEQUENCES and all(type(w) is float for w in weights):
-                return _ADD_N(list(tensors), list(weights))
+    traced = is_compiling() and out is None and _compile.kept_scopes >= 0  # as in add
+    if traced and type(tensors) in _SEQUENCES and all(type(t) is _Tensor for t in tensors):
+        if weights is None and tensors:
+            return _ADD_N(list(tensors))
+        if type(weights) in _SEQUENCES and all(type(w) is float for w in weights) and tensors:
+            return _ADD_N(list(tensors), list(weights))
     return call(ADD_N, (tensors, weights), out)

@@ -241,8 +241,11 @@ def run_compiled(args: argparse.Namespace, device: torch.device) -> None:
         print(format_row(row), flush=True)
     print(FOOTER)
     if args.json:
-        record = {**_where(device), "threads": torch.get_num_threads(),
-                  "compiled": [asdict(row) for row in rows]}
+        record = {
+            **_where(device),
+            "threads": torch.get_num_threads(),
+            "compiled": [asdict(row) for row in rows],
+        }
         with open(args.json, "w") as handle:
             json.dump(record, handle, indent=1)
 

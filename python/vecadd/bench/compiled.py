@@ -21,7 +21,6 @@ import torch
 from .. import _torch_private as private
 from .._compile import keep_kernels
 from .._dtypes import dtype_name
-from .._module import VecAdd
 from .._ops import add, add_n
 from .timing import interleaved_samples
 
@@ -56,8 +55,12 @@ def _pair(shape, dtype, device, count):
 def _norm_operands(shape, dtype, device):
     x, y = _pair(shape, dtype, device, 2)
     width = shape[-1]
-    return [x, y, torch.rand(width, dtype=dtype, device=device), torch.randn(width, dtype=dtype,
-                                                                             device=device)]
+    return [
+        x,
+        y,
+        torch.rand(width, dtype=dtype, device=device),
+        torch.randn(width, dtype=dtype, device=device),
+    ]
 
 
 BLOCKS: dict[str, tuple[Callable, Callable, Callable]] = {
