@@ -110,7 +110,14 @@ def test_mode_argument_expands_all_and_keeps_a_fixed_order():
 @pytest.mark.parametrize(
     ("value", "fragments"),
     [
-        ("hot", ["--mode 'hot'", "unknown mode(s) ['hot']", "chain, cold, pipeline, kernel, compiled, all"]),
+        (
+            "hot",
+            [
+                "--mode 'hot'",
+                "unknown mode(s) ['hot']",
+                "chain, cold, pipeline, kernel, compiled, all",
+            ],
+        ),
         (",", ["--mode ','", "no mode given"]),
     ],
 )
