@@ -98,23 +98,27 @@ def _lowering(op: Operator, overload, inductor: private.InductorLowerings):
     kernel_in_process = functional_overloads(op)[-1]  # the twin: no autograd kernel to enter
     arithmetic = _InductorArithmetic(inductor)
 
+    def kernel_is_faster(node, inputs: int) -> bool:
+        """Whether the sum stands alone (no neighbour Inductor would fuse it with) and is large
+        enough on a GPU for vecadd's kernel to beat Inductor's."""
+        if any(inductor.fuses(n) for n in (*node.all_input_nodes, *node.users)):
+            return False
+        result = node.meta.get("val")
+        return isinstance(result, torch.Tensor) and _large_on_gpu(result, inputs)
+
     def lower(*args, **kwargs):
         arguments = op.arguments_of(args, kwargs)
         tensors, weights = op.terms(*arguments)
-        node = inductor.current_node()
-        neighbours = [*node.all_input_nodes, *node.users]
-        alone = not any(inductor.fuses(neighbour) for neighbour in neighbours)
-        result = node.meta.get("val")
-        if not kept_scopes and not (
-            alone and isinstance(result, torch.Tensor) and _large_on_gpu(result, len(tensors))
-        ):
+        if not kept_scopes and not kernel_is_faster(inductor.current_node(), len(tensors)):
             return weighted_sum(arithmetic, tensors, weights)
-        # A package run by other processes calls the public operator, the one vecadd promises.
-        kernel = overload if inductor.ahead_of_time() else kernel_in_process
-        positional, keywords = op.split(arguments)
-        if kernel is kernel_in_process:
-            positional, keywords = list(arguments), {}
-        return inductor.fallback_handler(kernel, add_to_fallback_set=False)(*positional, **keywords)
+        if inductor.ahead_of_time():
+            # A package run by other processes calls the public operator, the one vecadd promises.
+            positional, keywords = op.split(arguments)
+            return inductor.fallback_handler(overload, add_to_fallback_set=False)(
+                *positional, **keywords
+            )
+        # The twin takes every argument positionally.
+        return inductor.fallback_handler(kernel_in_process, add_to_fallback_set=False)(*arguments)
 
     lower.__name__ = f"lower_{overload._schema.name.split('::')[1]}"
     return lower

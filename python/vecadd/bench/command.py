@@ -14,8 +14,7 @@ import argparse
 import json
 import statistics
 import sys
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 
@@ -38,7 +37,7 @@ from .report import (
     format_call_cost,
     summary_lines,
 )
-from .timing import interleaved_samples
+from .timing import interleaved_samples, microseconds_per_call
 
 DTYPE_NAMES = {dtype_name(dtype): dtype for dtype in SUPPORTED_DTYPES}
 
@@ -126,18 +125,7 @@ def measure_call_cost(
     """Wall time per call of each row of vecadd/bench/calls.py beside its torch call, one
     synchronization per batch of `calls`; medians over `rounds` interleaved rounds."""
 
-    def sync() -> None:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
-    def per_call(fn: Callable[[], object]) -> float:
-        sync()
-        begin = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        return (time.perf_counter() - begin) / calls * 1e6
-
+    per_call = microseconds_per_call(device, calls)
     rows = []
     scope = call_scope(device)
     for name in CALLS:

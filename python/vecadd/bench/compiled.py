@@ -12,17 +12,15 @@ profiler: GPU kernels on CUDA, Inductor's C++ kernels and vecadd's operator call
 from __future__ import annotations
 
 import statistics
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
 
 from .. import _torch_private as private
-from .._compile import keep_kernels
 from .._dtypes import dtype_name
 from .._ops import add, add_n
-from .timing import interleaved_samples
+from .timing import interleaved_samples, microseconds_per_call, synchronizer
 
 RATIO = "ratio = torch's time / vecadd's time (>= 1: vecadd costs nothing), median of rounds"
 # Blocks and their operands' shapes; "tiny" blocks time the per-call cost of compiled code.
@@ -105,19 +103,9 @@ class CompiledRow:
     ratios: list[float] = field(default_factory=list)
 
 
-def _synchronizer(device: torch.device) -> Callable[[], None]:
-    if device.type == "cuda":
-        return lambda: torch.cuda.synchronize(device)
-    return lambda: None
-
-
-def _calls_per_round(fn: Callable[[], object], sync: Callable[[], None]) -> int:
+def _calls_per_round(fn: Callable[[], object], device: torch.device) -> int:
     """Enough calls that a round lasts about 20 ms."""
-    sync()
-    begin = time.perf_counter()
-    fn()
-    sync()
-    once = max(time.perf_counter() - begin, 1e-6)
+    once = max(microseconds_per_call(device, 1)(fn) * 1e-6, 1e-6)
     return max(5, min(20_000, int(0.02 / once)))
 
 
@@ -126,7 +114,7 @@ def kernels_per_call(fn: Callable[[], object], device: torch.device) -> int:
     (recorded once compiled with kernel profiling) and vecadd's operator calls."""
     activity = torch.profiler.ProfilerActivity
     activities = [activity.CPU] + ([activity.CUDA] if device.type == "cuda" else [])
-    sync = _synchronizer(device)
+    sync = synchronizer(device)
     sync()
     with torch.profiler.profile(activities=activities) as profile:
         fn()
@@ -144,55 +132,19 @@ def compile_block(block: Callable) -> Callable:
     return torch.compile(block, fullgraph=True)
 
 
-def measure_block(
+def _paired_row(
     name: str,
     shape: tuple[int, ...],
     dtype: torch.dtype,
+    calls: tuple[Callable[[], object], Callable[[], object]],
     device: torch.device,
     rounds: int,
-    kept: bool = False,
+    calls_per_round: int,
+    kernels: dict[str, int],
 ) -> CompiledRow:
-    theirs, ours, make = BLOCKS[name]
-    operands = make(shape, dtype, device)
-    # A fresh compile per block: each spelling's first call compiles it with the switch as set.
-    torch.compiler.reset()
-    with private.cpu_kernels_recorded():
-        compiled = [compile_block(theirs), compile_block(ours)]
-        torch_call = lambda: compiled[0](*operands)  # noqa: E731
-        vecadd_call = lambda: compiled[1](*operands)  # noqa: E731
-        torch_call()
-        if kept:
-            with keep_kernels():
-                vecadd_call()
-        else:
-            vecadd_call()
-    if device.type == "cpu":
-        # Compiled with profiling on for the count; timed as users compile it.
-        counts = {"torch": kernels_per_call(torch_call, device)}
-        counts["vecadd"] = kernels_per_call(vecadd_call, device)
-        torch.compiler.reset()
-        compiled[:] = [compile_block(theirs), compile_block(ours)]
-        torch_call()
-        if kept:
-            with keep_kernels():
-                vecadd_call()
-        else:
-            vecadd_call()
-    else:
-        counts = {"torch": kernels_per_call(torch_call, device)}
-        counts["vecadd"] = kernels_per_call(vecadd_call, device)
-    sync = _synchronizer(device)
-    calls = _calls_per_round(torch_call, sync)
-
-    def per_call(fn: Callable[[], object]) -> float:
-        sync()
-        begin = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        return (time.perf_counter() - begin) / calls * 1e6
-
-    torch_us, vecadd_us = interleaved_samples([torch_call, vecadd_call], per_call, rounds)
+    """torch's call and vecadd's timed side by side, round by round, as a row."""
+    per_call = microseconds_per_call(device, calls_per_round)
+    torch_us, vecadd_us = interleaved_samples(list(calls), per_call, rounds)
     ratios = [t / v for t, v in zip(torch_us, vecadd_us, strict=True)]
     return CompiledRow(
         name,
@@ -201,9 +153,40 @@ def measure_block(
         statistics.median(torch_us),
         statistics.median(vecadd_us),
         statistics.median(ratios),
-        counts,
+        kernels,
         ratios,
     )
+
+
+def measure_block(
+    name: str, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, rounds: int
+) -> CompiledRow:
+    theirs, ours, make = BLOCKS[name]
+    operands = make(shape, dtype, device)
+
+    def compiled_pair() -> tuple[Callable[[], object], Callable[[], object]]:
+        """Both spellings compiled afresh, at a first call made here."""
+        torch.compiler.reset()
+        blocks = compile_block(theirs), compile_block(ours)
+        calls = (lambda: blocks[0](*operands)), (lambda: blocks[1](*operands))
+        for call in calls:
+            call()
+        return calls
+
+    def kernel_counts(calls) -> dict[str, int]:
+        counts = (kernels_per_call(call, device) for call in calls)
+        return dict(zip(("torch", "vecadd"), counts, strict=True))
+
+    if device.type == "cpu":
+        # Inductor's C++ kernels are counted compiled with profiling on, timed as users compile.
+        with private.cpu_kernels_recorded():
+            kernels = kernel_counts(compiled_pair())
+        calls = compiled_pair()
+    else:
+        calls = compiled_pair()
+        kernels = kernel_counts(calls)
+    per_round = _calls_per_round(calls[0], device)
+    return _paired_row(name, shape, dtype, calls, device, rounds, per_round, kernels)
 
 
 def training_step_row(device: torch.device, dtype: torch.dtype, rounds: int) -> CompiledRow:
@@ -213,32 +196,11 @@ def training_step_row(device: torch.device, dtype: torch.dtype, rounds: int) -> 
     from .training import step_pair
 
     torch.compiler.reset()
-    torch_step, vecadd_step = step_pair(device, dtype)
-    torch_step()
-    vecadd_step()
-    sync = _synchronizer(device)
-    calls = max(3, min(50, _calls_per_round(torch_step, sync)))
-
-    def per_call(fn: Callable[[], object]) -> float:
-        sync()
-        begin = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        return (time.perf_counter() - begin) / calls * 1e6
-
-    torch_us, vecadd_us = interleaved_samples([torch_step, vecadd_step], per_call, rounds)
-    ratios = [t / v for t, v in zip(torch_us, vecadd_us, strict=True)]
-    return CompiledRow(
-        "training step",
-        (),
-        dtype_name(dtype),
-        statistics.median(torch_us),
-        statistics.median(vecadd_us),
-        statistics.median(ratios),
-        {},
-        ratios,
-    )
+    steps = step_pair(device, dtype)
+    for step in steps:
+        step()
+    per_round = max(3, min(50, _calls_per_round(steps[0], device)))
+    return _paired_row("training step", (), dtype, steps, device, rounds, per_round, {})
 
 
 def measure_compiled(

@@ -51,6 +51,31 @@ def _as_graph(fn: Callable[[], object], device: torch.device, calls: int) -> Cal
     return graph.replay
 
 
+def synchronizer(device: torch.device) -> Callable[[], None]:
+    """Waits for the device's queued work (nothing to wait for on a CPU)."""
+    if device.type == "cuda":
+        return lambda: torch.cuda.synchronize(device)
+    return lambda: None
+
+
+def microseconds_per_call(
+    device: torch.device, calls: int
+) -> Callable[[Callable[[], object]], float]:
+    """Wall time per call of fn over `calls` back-to-back calls, host and device together (one
+    synchronization before and after the batch), in microseconds."""
+    sync = synchronizer(device)
+
+    def per_call(fn: Callable[[], object]) -> float:
+        sync()
+        begin = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        sync()
+        return (time.perf_counter() - begin) / calls * 1e6
+
+    return per_call
+
+
 def interleaved_order(count: int, rounds: int) -> list[int]:
     """Which of `count` candidates runs at each step: each once (a warm-up), then `rounds`
     rounds, each round starting at the next candidate so that no one always runs first."""
