@@ -299,8 +299,9 @@ ContiguousShape measured_shape(std::int64_t n, std::int64_t bytes) {
 }
 
 // Candidate shapes for the cells still below torch.add on the H100 (2-byte types at 6-24 MiB,
-// float32 at 3 MiB, every type at 2^16; docs/kernel-notes.md, version 20), not yet timed: the
-// lab selects them with VECADD_LAUNCH_CANDIDATE=l2 to time them against the measured policy.
+// float32 at 3 MiB, every type at 2^16; docs/kernel-notes.md, version 20). Timed on the H100
+// (docs/benchmarks.md): they won float32 2^18 and 2-byte 2^19-2^20 warm, lost 2-byte 2^16 and
+// 2^22, so they stay off; the lab selects them with VECADD_LAUNCH_CANDIDATE=l2.
 template <class T>
 ContiguousShape candidate_shape(std::int64_t n, std::int64_t bytes) {
   const std::int64_t sms = device_property<cudaDevAttrMultiProcessorCount>();
