@@ -18,7 +18,7 @@ python3 -m pip install -q --no-deps --no-index "$wheels"/vecadd-*.whl "$wheels"/
 step 150 tests.txt python3 -m pytest -q -p no:cacheprovider -rs tests/test_compile.py -k cuda
 tail -3 "$out/tests.txt"
 bench() { step "$1" compiled_portable.txt python3 -m vecadd bench --mode compiled --device cuda \
-  --rounds 7 "${@:2}"; }
+  --rounds 25 "${@:2}"; }
 bench 260 --dtypes bfloat16 --json "$out/compiled_bf16.json"
 bench 200 --dtypes float32 --no-training --json "$out/compiled_fp32.json"
 cat "$out/compiled_portable.txt" | grep -v "^W1\|^I1"
@@ -29,5 +29,5 @@ step 150 native.txt env PYTHONPATH="$native" python3 -c "
 import torch, vecadd
 from vecadd.bench.compiled import format_row, training_step_row
 print(vecadd.build_info()['torch_abi'], torch.__version__)
-print(format_row(training_step_row(torch.device('cuda'), torch.bfloat16, 7)))"
+print(format_row(training_step_row(torch.device('cuda'), torch.bfloat16, 25)))"
 tail -3 "$out/native.txt"
