@@ -28,11 +28,9 @@ __all__ = [
 if not running_as_path_query():
     import torch  # noqa: F401  (torch's libraries must be loaded before vecadd's own)
 
-    from . import _library, _ops  # noqa: F401  (_library defines the operators, loads kernels)
-    from ._compile import keep_kernels, register_python_face_when_dynamo_loads
+    from . import _library  # noqa: F401  (defines the operators, loads their kernels)
+    from ._compile import keep_kernels
     from ._dtypes import SUPPORTED_DTYPES
     from ._export import decompositions, onnx_translations
     from ._module import VecAdd
     from ._ops import add, add_n
-
-    register_python_face_when_dynamo_loads(_ops)

@@ -28,12 +28,13 @@ from ._on_import import when_imported
 from ._operators import OPERATORS, Operator
 
 INDUCTOR_LOWERING_MODULE = "torch._inductor.lowering"
-DYNAMO_MODULE = "torch._dynamo"
 # Put in torch.compile's cache keys while kernels are kept.
 _KEPT_TAG = "+vecadd-kernels"
 
 
-# How many keep_kernels() scopes are open: the lowerings keep vecadd's kernels while any is.
+# How many keep_kernels() scopes are open: graphs compiled now keep vecadd's kernels when any
+# is. The Python face reads it while torch.compile traces (so that a compiled function compiles
+# anew on the other side of the switch), and the lowerings read it.
 kept_scopes = 0
 _kept_lock = threading.Lock()
 
@@ -46,9 +47,9 @@ def keep_kernels() -> Iterator[None]:
         with vecadd.keep_kernels():
             compiled(x)  # torch.compile compiles at the first call: make it here
 
-    The switch is read when a graph is compiled, as torch._inductor.config.patch is: a
-    function compiled outside the scope keeps its fused graph inside it, and one compiled
-    inside keeps the kernels outside it (``torch.compiler.reset()`` forgets compiled graphs).
+    The switch is read when a graph is compiled: a graph compiled outside the scope keeps
+    fusing inside it, except that a call of vecadd's Python functions or layers inside a
+    compiled function makes that function compile anew on the other side of the switch.
     """
     global kept_scopes
     with _kept_lock:
@@ -138,16 +139,3 @@ def register_lowerings() -> None:
 
 def register_when_inductor_loads() -> None:
     when_imported(INDUCTOR_LOWERING_MODULE, register_lowerings)
-
-
-def register_python_face_when_dynamo_loads(python_face) -> None:
-    """Lets torch.compile's frontend write a call of each operator's Python function into its
-    graph without tracing the function's Python, which would add a guard, checked on every
-    call of the compiled code, for each global the function reads; the backend then traces the
-    function down to its operator (docs/compile.md)."""
-
-    def register() -> None:
-        for op in OPERATORS:
-            torch.compiler.allow_in_graph(getattr(python_face, op.name))
-
-    when_imported(DYNAMO_MODULE, register)

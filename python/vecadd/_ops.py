@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from . import _compile
 from . import _torch_private as private
 from ._fake import check_out
 from ._lean import lean_way, untraced
@@ -25,6 +26,8 @@ from ._sharding import check_distributed
 is_compiling = torch.compiler.is_compiling
 is_exporting = torch.compiler.is_exporting
 _Tensor = torch.Tensor
+_ADD, _ADD_N = torch.ops.vecadd.add.default, torch.ops.vecadd.add_n.default
+_SEQUENCES = (list, tuple)
 _transforms_active = private.transforms_or_forward_ad_active
 if native_module is None:  # the stable build, whose autograd is Python
     from ._autograd import FUNCTIONS, grad_way
@@ -147,6 +150,8 @@ def _under_transforms(op: Operator, arguments: tuple) -> torch.Tensor:
 def call(op: Operator, arguments: tuple, out: torch.Tensor | None) -> torch.Tensor:
     """An operator's way through the dispatcher, with every argument checked in Python first."""
     arguments = _checked(op, arguments, out)
+    if is_compiling() and _compile.kept_scopes:
+        pass  # read while torch.compile traces: its guards then recompile across the switch
     packet = getattr(torch.ops.vecadd, op.name)
     positional, keywords = op.split(arguments)
     try:
@@ -208,6 +213,12 @@ def add(
     result = lean_add(x, y, alpha, out)  # NotImplemented while compile or export traces
     if result is not NotImplemented:
         return result
+    # Traced by torch.compile or torch.export: plain tensors and a float weight go straight to
+    # the operator, through as few Python objects as Dynamo then guards on every compiled call
+    # (docs/compile.md); reading the switch makes it one of those guards.
+    traced = is_compiling() and out is None and _compile.kept_scopes >= 0
+    if traced and type(x) is _Tensor and type(y) is _Tensor and type(alpha) is float:
+        return _ADD(x, y, alpha=alpha)
     return call(ADD, (x, y, alpha), out)
 
 
@@ -231,4 +242,10 @@ def add_n(
     result = _lean_add_n(tensors, weights, out)  # NotImplemented while compile or export traces
     if result is not NotImplemented:
         return result
+    traced = is_compiling() and out is None and _compile.kept_scopes >= 0  # as in add
+    if traced and type(tensors) in _SEQUENCES and all(type(t) is _Tensor for t in tensors):
+        if weights is None and tensors:
+            return _ADD_N(list(tensors))
+        if type(weights) in _SEQUENCES and all(type(w) is float for w in weights) and tensors:
+            return _ADD_N(list(tensors), list(weights))
     return call(ADD_N, (tensors, weights), out)
