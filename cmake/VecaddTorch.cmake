@@ -48,6 +48,28 @@ function(vecadd_query_torch python)
   set(VECADD_TORCH_LIBRARY_DIR "${_library}" PARENT_SCOPE)
 endfunction()
 
+# A CUDA torch's CMake config needs a whole CUDA toolkit (its libraries, nvcc's OpenMP probes)
+# even where vecadd builds without CUDA; that build needs only torch's CPU headers and
+# libraries, so it imports them as the target `torch` itself.
+macro(vecadd_import_torch_without_cuda)
+  get_filename_component(TORCH_INSTALL_PREFIX "${VECADD_TORCH_INCLUDE_DIR}" DIRECTORY)
+  add_library(torch INTERFACE IMPORTED)
+  set_target_properties(torch PROPERTIES INTERFACE_INCLUDE_DIRECTORIES
+    "${VECADD_TORCH_INCLUDE_DIR};${VECADD_TORCH_INCLUDE_DIR}/torch/csrc/api/include")
+  foreach(_vecadd_torch_library IN ITEMS torch torch_cpu c10)
+    find_library(VECADD_TORCH_${_vecadd_torch_library}_LIBRARY ${_vecadd_torch_library}
+      PATHS "${VECADD_TORCH_LIBRARY_DIR}" NO_DEFAULT_PATH REQUIRED)
+    target_link_libraries(torch INTERFACE "${VECADD_TORCH_${_vecadd_torch_library}_LIBRARY}")
+  endforeach()
+  # The C++ standard torch's headers need, as its own config states it (17 before torch 2.14).
+  file(READ "${VECADD_TORCH_CMAKE_PREFIX}/Torch/TorchConfig.cmake" _vecadd_torch_config)
+  if(_vecadd_torch_config MATCHES "cxx_std_20|CXX_STANDARD 20")
+    set(VECADD_TORCH_CXX_STANDARD 20)
+  endif()
+  message(STATUS "vecadd: torch ${VECADD_TORCH_VERSION} is a CUDA ${VECADD_TORCH_CUDA} build; "
+                 "built without CUDA, vecadd links its CPU libraries only")
+endmacro()
+
 # find_package(Torch) appends its own -gencode flags to CMAKE_CUDA_FLAGS and resets
 # CMAKE_CUDA_ARCHITECTURES; both are put back, so that VECADD_CUDA_ARCHITECTURES rules.
 macro(vecadd_find_torch)
@@ -64,7 +86,12 @@ macro(vecadd_find_torch)
     # that are dropped below anyway.
     set(ENV{TORCH_CUDA_ARCH_LIST} "9.0")
   endif()
-  find_package(Torch REQUIRED CONFIG)
+  if(NOT VECADD_WITH_CUDA AND VECADD_TORCH_CUDA)
+    vecadd_import_torch_without_cuda()
+  else()
+    find_package(Torch REQUIRED CONFIG)
+    get_target_property(VECADD_TORCH_CXX_STANDARD torch CXX_STANDARD)
+  endif()
   set(ENV{TORCH_CUDA_ARCH_LIST} "${_vecadd_saved_env_arch_list}")
   set(CMAKE_CUDA_FLAGS "${_vecadd_saved_cuda_flags}")
   set(CMAKE_CUDA_ARCHITECTURES "${_vecadd_saved_cuda_architectures}")
@@ -74,7 +101,6 @@ macro(vecadd_find_torch)
   endif()
   find_library(VECADD_TORCH_PYTHON_LIBRARY torch_python
     PATHS "${TORCH_INSTALL_PREFIX}/lib" NO_DEFAULT_PATH REQUIRED)
-  get_target_property(VECADD_TORCH_CXX_STANDARD torch CXX_STANDARD)
   if(NOT VECADD_TORCH_CXX_STANDARD)
     set(VECADD_TORCH_CXX_STANDARD 17)
   endif()

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import torch
 
 from helpers import ROOT, environment_without_arch_list, pip_install_into
 
@@ -113,19 +112,7 @@ def guided_source(tmp_path_factory) -> Path:
     return scratch
 
 
-# A CUDA torch's CMake config needs the CUDA toolkit for any native build, and on a toolkit laid
-# out under targets/<arch>/ (pip's, this CI's) torch's legacy lookup does not find it: the native
-# flavour is built and tested where torch is CPU-only.
-NATIVE_NEEDS_CPU_TORCH = pytest.mark.skipif(
-    torch.version.cuda is not None,
-    reason="the native flavour builds against a CPU-only torch; this torch is a CUDA build, "
-    "whose CMake config fails to find a targets/-layout toolkit for a CPU-only native build",
-)
-
-
-@pytest.mark.parametrize(
-    "flavour", ["stable", pytest.param("native", marks=NATIVE_NEEDS_CPU_TORCH)]
-)
+@pytest.mark.parametrize("flavour", ["stable", "native"])
 def test_following_the_guide_adds_working_operators(guided_source, tmp_path, flavour):
     site = tmp_path / "site"
     pip_install_into(
@@ -165,6 +152,9 @@ def test_following_the_guide_adds_working_operators(guided_source, tmp_path, fla
     native_entry = "test_each_operators_native_entry_takes_plain_calls_and_leaves_the_rest"
     for operator in OPERATORS:
         assert f"test_each_operator_passes_opcheck[{operator}]" in tested.stdout
+        assert f"test_each_operator_compiles_fused_into_its_neighbours[{operator}] PASSED" in (
+            tested.stdout
+        )
         if flavour == "native":
             assert f"{native_entry}[{operator}] PASSED" in tested.stdout
     assert re.search(r"\b\d+ passed\b", tested.stdout)

@@ -189,6 +189,19 @@ def test_a_torch_function_mode_sees_each_operators_public_overloads(op):
 
 
 @pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
+def test_each_operator_compiles_fused_into_its_neighbours(op):
+    # Inductor's lowering comes from the record (vecadd/_compile.py): the sum and the relu after
+    # it become one kernel of Inductor's, with no call of vecadd's kernels left in the graph.
+    arguments = sample_arguments(op, "cpu", dtype=torch.float32)
+    compiled = torch.compile(lambda *values: call(op, values).relu(), fullgraph=True)
+    torch.testing.assert_close(compiled(*arguments), reference(op, arguments).relu())
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        compiled(*arguments)
+    called = {event.name for event in profile.events() if event.name.startswith("vecadd::")}
+    assert not called, f"{op.name} compiled to vecadd's kernels {sorted(called)}, not fused"
+
+
+@pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
 def test_each_operator_passes_opcheck(op):
     arguments = sample_arguments(op, "cpu", dtype=torch.float32, requires_grad=True)
     positional, named = op.split(arguments)
