@@ -71,9 +71,9 @@ macro(vecadd_add_cuda_kernels target)
   # What the fatbinary really holds (sm_XX / compute_XX), read back after each link.
   add_custom_command(
     OUTPUT "${VECADD_CUDA_BUILD_DIR}/cuda_archs.txt"
-    COMMAND Python::Interpreter "${PROJECT_SOURCE_DIR}/packaging/fatbin_archs.py"
+    COMMAND Python::Interpreter "${PROJECT_SOURCE_DIR}/cmake/fatbin_archs.py"
             "$<TARGET_FILE:${target}>" --output "${VECADD_CUDA_BUILD_DIR}/cuda_archs.txt"
-    DEPENDS ${target} "${PROJECT_SOURCE_DIR}/packaging/fatbin_archs.py"
+    DEPENDS ${target} "${PROJECT_SOURCE_DIR}/cmake/fatbin_archs.py"
     COMMENT "Listing the CUDA architectures embedded in the vecadd CUDA library"
     VERBATIM)
   add_custom_target(vecadd_cuda_archs ALL DEPENDS "${VECADD_CUDA_BUILD_DIR}/cuda_archs.txt")

@@ -1,6 +1,6 @@
 """What cmake/VecaddCudaArchitectures.cmake decides for a toolkit, asked of CMake itself.
 
-Runs packaging/cuda_architectures.cmake (``cmake -P``), so that the table has one reader:
+Runs tools/release/cuda_architectures.cmake (``cmake -P``), so that the table has one reader:
 CMake. Any CMake 3.20+ does; the one next to this Python comes first.
 """
 
