@@ -40,6 +40,9 @@ CXX_SOURCES = (
 # What tools/release/check_wheel.py reads a CUDA library's images with.
 WHEEL_READERS = ("cmake", "nvidia-cuda-cuobjdump")
 # What the wheel rehearsal checks, builds and repairs with, beside the wheel readers.
+# pip shows a build's output only when verbose: CMake's progress, and which CUDA library it
+# compiles for which architectures, belong in a session's log.
+BUILD_THIS_CHECKOUT = ("--no-build-isolation", "--no-deps", "--verbose")
 REHEARSAL_TOOLS = (
     *WHEEL_READERS,
     "auditwheel",
@@ -64,7 +67,7 @@ def tests(session: nox.Session) -> None:
     """The README's quick start in a fresh environment, then pytest (arguments go to pytest;
     without any, one worker per core as the README runs it)."""
     session.install("-r", "requirements-dev.txt")
-    session.install("--no-build-isolation", "--no-deps", ".")
+    session.install(*BUILD_THIS_CHECKOUT, ".", silent=False)
     session.run("python", "-m", "vecadd", "check")
     session.run("python", "-m", "pytest", *(session.posargs or ("-n", "auto")))
 
@@ -103,7 +106,7 @@ def calls(session: nox.Session) -> None:
         requirements = (ROOT / "requirements-dev.txt").read_text().splitlines()
         torch_pin = next(line for line in requirements if line.startswith("torch"))
         session.install("--quiet", "--no-compile", torch_pin, *build_requirements(session))
-        session.install("--no-build-isolation", "--no-deps", ".", env={"VECADD_CUDA": "OFF"})
+        session.install(*BUILD_THIS_CHECKOUT, ".", env={"VECADD_CUDA": "OFF"}, silent=False)
     session.run(python, "tools/calls/instructions.py", "check", external=True)
 
 
@@ -121,7 +124,10 @@ def downstream(session: nox.Session) -> None:
         session.install("--no-deps", "--force-reinstall", str(Path(wheel).resolve()))
     else:
         build_dir = f"build-dir={scratch / 'vecadd'}"
-        session.install(*no_isolation, "-C", build_dir, str(ROOT), env={"VECADD_CUDA": "OFF"})
+        cpu_only = {"VECADD_CUDA": "OFF"}
+        session.install(
+            *BUILD_THIS_CHECKOUT, "-C", build_dir, str(ROOT), env=cpu_only, silent=False
+        )
     example = ROOT / "examples" / "downstream"
     session.install(*no_isolation, "-C", f"build-dir={scratch / 'downstream'}", str(example))
     with session.chdir(scratch):  # away from this checkout's pytest settings
