@@ -34,6 +34,7 @@ from steps import (
     UNCAPPED,
     StepFailed,
     Steps,
+    add_work_dir,
     log,
     repair_command,
     work_folder,
@@ -209,12 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--built", action="store_true", help="test the wheel the last run built and repaired"
     )
-    parser.add_argument(
-        "--work-dir",
-        type=Path,
-        default=ROOT / "build" / "nox" / "aarch64-work",
-        help="logs; default build/nox/aarch64-work",
-    )
+    add_work_dir(parser, "build/nox/aarch64-work", "where the logs go")
     args = parser.parse_args(argv)
     steps = Steps(work_folder(args.work_dir))
     root = Aarch64Root(steps, args.root.resolve())

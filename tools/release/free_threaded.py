@@ -27,6 +27,7 @@ from steps import (
     UNCAPPED,
     StepFailed,
     Steps,
+    add_work_dir,
     log,
     work_folder,
 )
@@ -74,11 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", type=Path, default=FREE_THREADED_PYTHON)
     parser.add_argument("--torch", action="append", help="default: 2.10.0 and 2.12.0")
     parser.add_argument("--seconds", default="10", help="how long the threads call (default 10)")
-    parser.add_argument(
-        "--work-dir",
-        type=Path,
-        default=ROOT / "build" / "nox" / "freethreaded-work",
-        help="default: build/nox/freethreaded-work",
+    add_work_dir(
+        parser, "build/nox/freethreaded-work", "scratch folder, its torch environments kept"
     )
     args = parser.parse_args(argv)
     steps = Steps(work_folder(args.work_dir))

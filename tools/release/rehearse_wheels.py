@@ -39,6 +39,7 @@ from steps import (
     StepFailed,
     Steps,
     WheelResult,
+    add_work_dir,
     log,
     repair_command,
     work_folder,
@@ -293,12 +294,7 @@ class Rehearsal(Steps):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--work-dir",
-        type=Path,
-        default=ROOT / "build" / "wheel-rehearsal",
-        help="scratch folder, reused (default: build/wheel-rehearsal)",
-    )
+    add_work_dir(parser, "build/wheel-rehearsal", "scratch folder, reused")
     parser.add_argument(
         "--cuda12-root",
         type=Path,

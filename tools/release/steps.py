@@ -7,6 +7,7 @@ Not a script of its own; its siblings import it, being run as files from this fo
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shlex
@@ -46,6 +47,13 @@ def repair_command(wheel: str, dest_dir: str) -> str:
     """pyproject.toml's repair command as cibuildwheel runs it: the one list of excludes."""
     command = PYPROJECT["tool"]["cibuildwheel"]["repair-wheel-command"]
     return command.replace("{wheel}", wheel).replace("{dest_dir}", dest_dir)
+
+
+def add_work_dir(parser: argparse.ArgumentParser, default: str, what: str) -> None:
+    """The --work-dir option, its default under this checkout's build/."""
+    parser.add_argument(
+        "--work-dir", type=Path, default=ROOT / default, help=f"{what} (default: {default})"
+    )
 
 
 def work_folder(given: Path) -> Path:

@@ -19,7 +19,16 @@ import sys
 from pathlib import Path
 
 import wheel_matrix
-from steps import QUIET_TORCH_INSTALL, ROOT, TEST_TOOLS, StepFailed, Steps, log, work_folder
+from steps import (
+    QUIET_TORCH_INSTALL,
+    ROOT,
+    TEST_TOOLS,
+    StepFailed,
+    Steps,
+    add_work_dir,
+    log,
+    work_folder,
+)
 
 MATRIX = wheel_matrix.load_matrix()
 BUILDS = wheel_matrix.load_builds()
@@ -113,12 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="install torch from pip's configured sources, not the index the table names",
     )
-    parser.add_argument(
-        "--work-dir",
-        type=Path,
-        default=ROOT / "build" / "nox" / "verify-work",
-        help="scratch folder, its torch environments kept (default: build/nox/verify-work)",
-    )
+    add_work_dir(parser, "build/nox/verify-work", "scratch folder, its torch environments kept")
     args = parser.parse_args(argv)
     steps = Steps(work_folder(args.work_dir))
     version = args.version or wheel_matrix.project_settings()["version"]
