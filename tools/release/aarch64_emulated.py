@@ -212,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_work_dir(parser, "build/nox/aarch64-work", "where the logs go")
     args = parser.parse_args(argv)
+    if not (args.root / "usr" / "bin").is_dir():
+        parser.error(f"--root {args.root} is no system root (docs/wheels.md makes one)")
     steps = Steps(work_folder(args.work_dir))
     root = Aarch64Root(steps, args.root.resolve())
     version = wheel_matrix.project_settings()["version"]

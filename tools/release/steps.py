@@ -111,15 +111,18 @@ class Steps:
                 environment.pop(key, None)
             else:
                 environment[key] = value
-        completed = subprocess.run(
-            list(map(str, command)),
-            env=environment,
-            cwd=cwd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-        )
+        try:
+            completed = subprocess.run(
+                list(map(str, command)),
+                env=environment,
+                cwd=cwd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+            )
+        except OSError as error:  # no such program: a failed step, named in the summary
+            completed = subprocess.CompletedProcess(command, 127, stdout=f"{error}\n")
         output = completed.stdout
         failed = (completed.returncode == 0) if expect_failure else (completed.returncode != 0)
         self.steps.append((name, "FAILED" if failed else "ok", time.monotonic() - started))
