@@ -142,7 +142,7 @@ def wheels(session: nox.Session) -> None:
     this machine (its --help says which). Arguments: [--work-dir DIR] [--cuda12-root DIR]
     [--skip-cuda]; the default work folder is under this session's environment."""
     session.install(*REHEARSAL_TOOLS)
-    default_work = Path(session.create_tmp()) / "rehearsal"
+    default_work = Path(session.create_tmp()).resolve() / "rehearsal"
     # A --work-dir among the arguments comes later and wins.
     session.run(
         "python", RELEASE / "rehearse_wheels.py", "--work-dir", default_work, *session.posargs

@@ -33,8 +33,8 @@ from steps import (
 )
 from verify_wheel import cpu_suite
 
-# The free-threaded CPython used unless told (docs/wheels.md builds it).
-FREE_THREADED_PYTHON = Path("/opt/python3.13t/bin/python3.13t")
+# The free-threaded CPython unless told: the first on PATH, else where docs/wheels.md builds it.
+FREE_THREADED_PYTHON = Path(shutil.which("python3.13t") or "/opt/python3.13t/bin/python3.13t")
 # PyPI's free-threaded (cp313t) torches, oldest and newest: 2.13 and later are cp314t only.
 FREE_THREADED_TORCH = ("2.10.0", "2.12.0")
 
@@ -72,7 +72,9 @@ def build_portable_wheel(steps: Steps, python: Path, name: str) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--python", type=Path, default=FREE_THREADED_PYTHON)
+    parser.add_argument(
+        "--python", type=Path, default=FREE_THREADED_PYTHON, help=f"default: {FREE_THREADED_PYTHON}"
+    )
     parser.add_argument("--torch", action="append", help="default: 2.10.0 and 2.12.0")
     parser.add_argument("--seconds", default="10", help="how long the threads call (default 10)")
     add_work_dir(
