@@ -40,9 +40,6 @@ CXX_SOURCES = (
 # What tools/release/check_wheel.py reads a CUDA library's images with.
 WHEEL_READERS = ("cmake", "nvidia-cuda-cuobjdump")
 # What the wheel rehearsal checks, builds and repairs with, beside the wheel readers.
-# pip shows a build's output only when verbose: CMake's progress, and which CUDA library it
-# compiles for which architectures, belong in a session's log.
-BUILD_THIS_CHECKOUT = ("--no-build-isolation", "--no-deps", "--verbose")
 REHEARSAL_TOOLS = (
     *WHEEL_READERS,
     "auditwheel",
@@ -54,6 +51,10 @@ REHEARSAL_TOOLS = (
     "scikit-build-core",
     "build",
 )
+
+# pip shows a build's output only when verbose: CMake's progress, and which CUDA library it
+# compiles for which architectures, belong in a session's log.
+BUILD_THIS_CHECKOUT = ("--no-build-isolation", "--no-deps", "--verbose")
 
 
 def build_requirements(session: nox.Session, *options: str) -> list[str]:
