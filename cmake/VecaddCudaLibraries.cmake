@@ -40,6 +40,9 @@ macro(vecadd_add_cuda_kernels target)
   endif()
   add_library(vecadd::cuda ALIAS ${target})
   string(REPLACE ";" " " _vecadd_archs_text "${VECADD_CUDA_ARCHITECTURES}")
+  # The longest step of a CUDA build: the log says which library and images it is compiling.
+  message(STATUS "vecadd: the CUDA ${VECADD_CUDA_VERSION} library (lib/${VECADD_CUDA_LIBRARY_DIR}) "
+                 "for architectures ${_vecadd_archs_text}")
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME vecadd_cuda
     EXPORT_NAME cuda
@@ -71,9 +74,9 @@ macro(vecadd_add_cuda_kernels target)
   # What the fatbinary really holds (sm_XX / compute_XX), read back after each link.
   add_custom_command(
     OUTPUT "${VECADD_CUDA_BUILD_DIR}/cuda_archs.txt"
-    COMMAND Python::Interpreter "${PROJECT_SOURCE_DIR}/packaging/fatbin_archs.py"
+    COMMAND Python::Interpreter "${PROJECT_SOURCE_DIR}/cmake/fatbin_archs.py"
             "$<TARGET_FILE:${target}>" --output "${VECADD_CUDA_BUILD_DIR}/cuda_archs.txt"
-    DEPENDS ${target} "${PROJECT_SOURCE_DIR}/packaging/fatbin_archs.py"
+    DEPENDS ${target} "${PROJECT_SOURCE_DIR}/cmake/fatbin_archs.py"
     COMMENT "Listing the CUDA architectures embedded in the vecadd CUDA library"
     VERBATIM)
   add_custom_target(vecadd_cuda_archs ALL DEPENDS "${VECADD_CUDA_BUILD_DIR}/cuda_archs.txt")
@@ -113,6 +116,8 @@ function(vecadd_install_cuda_libraries_built_elsewhere prefixes)
       file(READ "${_description}" _json)
       string(JSON _built_version GET "${_json}" vecadd_version)
       string(JSON _cuda GET "${_json}" cuda_version)
+      string(JSON _archs GET "${_json}" cuda_architectures)
+      string(REPLACE ";" " " _archs "${_archs}")
       string(REGEX MATCH "^[0-9]+" _major "${_cuda}")
       if(NOT _built_version STREQUAL PROJECT_VERSION)
         message(FATAL_ERROR "vecadd: the CUDA ${_cuda} library in '${_directory}' was built from "
@@ -127,7 +132,8 @@ function(vecadd_install_cuda_libraries_built_elsewhere prefixes)
         USE_SOURCE_PERMISSIONS)
       install(DIRECTORY "${_prefix}/${CMAKE_INSTALL_LIBDIR}/cmake/vecadd/${_name}/"
         DESTINATION "${VECADD_INSTALL_CMAKEDIR}/${_name}")
-      message(STATUS "vecadd: the wheel also holds the CUDA ${_cuda} library from ${_directory}")
+      message(STATUS "vecadd: the wheel also holds the CUDA ${_cuda} library (lib/${_name}) for "
+                     "architectures ${_archs}, built alone in ${_directory}")
     endforeach()
   endforeach()
 endfunction()

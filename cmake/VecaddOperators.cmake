@@ -9,9 +9,9 @@ function(vecadd_generate_operators_header out_var)
   set(_header "${VECADD_GENERATED_DIR}/binding/vecadd_operators.h")
   add_custom_command(
     OUTPUT "${_header}"
-    COMMAND Python::Interpreter "${PROJECT_SOURCE_DIR}/packaging/generate_operators.py" "${_header}"
+    COMMAND Python::Interpreter "${PROJECT_SOURCE_DIR}/cmake/generate_operators.py" "${_header}"
     DEPENDS "${PROJECT_SOURCE_DIR}/python/vecadd/_operators.py"
-            "${PROJECT_SOURCE_DIR}/packaging/generate_operators.py"
+            "${PROJECT_SOURCE_DIR}/cmake/generate_operators.py"
     COMMENT "Writing the operators' registration header from python/vecadd/_operators.py"
     VERBATIM)
   set(${out_var} "${_header}" PARENT_SCOPE)
@@ -23,11 +23,11 @@ function(vecadd_generate_lean_ways)
   set(_lean_ways "${VECADD_GENERATED_DIR}/_lean_ways.py")
   add_custom_command(
     OUTPUT "${_lean_ways}"
-    COMMAND Python::Interpreter "${PROJECT_SOURCE_DIR}/packaging/generate_operators.py"
+    COMMAND Python::Interpreter "${PROJECT_SOURCE_DIR}/cmake/generate_operators.py"
             --lean-ways "${_lean_ways}"
     DEPENDS "${PROJECT_SOURCE_DIR}/python/vecadd/_operators.py"
             "${PROJECT_SOURCE_DIR}/python/vecadd/_torch_private.py"
-            "${PROJECT_SOURCE_DIR}/packaging/generate_operators.py"
+            "${PROJECT_SOURCE_DIR}/cmake/generate_operators.py"
     COMMENT "Writing the lean ways from python/vecadd/_operators.py"
     VERBATIM)
   add_custom_target(vecadd_lean_ways ALL DEPENDS "${_lean_ways}")
@@ -45,7 +45,7 @@ endfunction()
 # shared libraries with a soname, not modules, so that a C++ program can link them (vecadd::ops).
 function(vecadd_add_stable_operators target cuda_target schemas_target)
   execute_process(
-    COMMAND "${Python_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/packaging/torch_pin.py" --stable-minimum
+    COMMAND "${Python_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/cmake/torch_pin.py" --stable-minimum
     OUTPUT_VARIABLE _minimum OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
   string(REPLACE "." ";" _parts "${_minimum}")
   list(GET _parts 0 _major)

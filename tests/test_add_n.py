@@ -5,6 +5,9 @@ refusing bad input in words."""
 from __future__ import annotations
 
 import math
+import platform
+import re
+import subprocess
 
 import pytest
 import torch
@@ -219,7 +222,32 @@ def test_opcheck(device, grad):
         )
 
 
-def test_torch_compile_without_graph_breaks(device):
+def inductor_gxx_major() -> int | None:
+    """The major version of the g++ Inductor compiles CPU kernels with (None if not g++)."""
+    try:
+        from torch._inductor.cpp_builder import get_cpp_compiler
+
+        banner = subprocess.run(
+            [get_cpp_compiler(), "--version"], capture_output=True, text=True
+        ).stdout
+    except (ImportError, OSError, RuntimeError):  # no compiler Inductor could name or run
+        return None
+    found = re.match(r"(?:g\+\+|c\+\+).*\) (\d+)\.\d+", banner)
+    return int(found.group(1)) if found else None
+
+
+# docs/wheels.md, "aarch64, under emulation": g++ 12 crashes on torch 2.15.0's SVE header.
+SVE_HEADER_CRASH = "g++ 12 crashes compiling torch 2.15.0's aarch64 SVE header (ATen/cpu/vec/sve)"
+
+
+def test_torch_compile_without_graph_breaks(device, request):
+    if (
+        device == "cpu"
+        and platform.machine() == "aarch64"
+        and torch.__version__.split("+")[0] == "2.15.0"
+        and inductor_gxx_major() == 12
+    ):
+        request.applymarker(pytest.mark.xfail(reason=SVE_HEADER_CRASH, strict=True))
     torch._dynamo.reset()
 
     def function(a, b, c):

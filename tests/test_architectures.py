@@ -22,13 +22,13 @@ from helpers import (
     pip_install_into,
 )
 
-FATBIN_ARCHS = ROOT / "packaging" / "fatbin_archs.py"
-ARCHITECTURE_RULES = ROOT / "packaging" / "cuda_architectures.cmake"
+FATBIN_ARCHS = ROOT / "cmake" / "fatbin_archs.py"
+ARCHITECTURE_RULES = ROOT / "tools" / "release" / "cuda_architectures.cmake"
 CUOBJDUMP_NOT_FOUND = 3  # fatbin_archs.py --cuobjdump's exit status without cuobjdump
 
 
 def fatbin_archs(*arguments: str | Path) -> subprocess.CompletedProcess:
-    """packaging/fatbin_archs.py, the build's fatbin reader, run as the build runs it."""
+    """cmake/fatbin_archs.py, the build's fatbin reader, run as the build runs it."""
     return subprocess.run(
         [sys.executable, str(FATBIN_ARCHS), *map(str, arguments)], capture_output=True, text=True
     )
@@ -127,7 +127,7 @@ def assert_embedded(library: Path, expected: list[str]) -> None:
     assert listed(fatbin_archs(library)) == expected
     cross_check = fatbin_archs(library, "--cuobjdump")
     if cross_check.returncode != CUOBJDUMP_NOT_FOUND:
-        assert listed(cross_check) == expected, "cuobjdump disagrees with packaging/fatbin_archs.py"
+        assert listed(cross_check) == expected, "cuobjdump disagrees with cmake/fatbin_archs.py"
 
 
 @needs_nvcc

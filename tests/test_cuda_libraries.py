@@ -131,7 +131,7 @@ def test_without_a_cuda_library_cpu_work_is_untouched_and_silent():
 @pytest.mark.skipif(torch_abi() != "stable", reason="the native build links its one library")
 def test_check_installed_agrees_with_this_environment():
     ran = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "check_installed.py")],
+        [sys.executable, str(ROOT / "tools" / "release" / "check_installed.py")],
         capture_output=True,
         text=True,
         cwd=ROOT / "tests",
@@ -140,7 +140,7 @@ def test_check_installed_agrees_with_this_environment():
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "check_installed.py: ok: torch" in ran.stdout
     refused = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "check_installed.py")],
+        [sys.executable, str(ROOT / "tools" / "release" / "check_installed.py")],
         capture_output=True,
         text=True,
         env={**os.environ, "VECADD_CUDA_LIBRARY": "none"},

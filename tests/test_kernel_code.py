@@ -25,7 +25,7 @@ ROWS = re.compile(r"sum_rows_kernel<[^,]+, (\d+), [^,]+, (\d+)>\(")
 
 def fatbin_tools():
     spec = importlib.util.spec_from_file_location(
-        "fatbin_archs", ROOT / "packaging" / "fatbin_archs.py"
+        "fatbin_archs", ROOT / "cmake" / "fatbin_archs.py"
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -299,7 +299,7 @@ def _axpby_terms(x, y, alpha: float = 1.0, beta: float = 1.0):
 
 
 def test_the_build_refuses_a_record_whose_terms_read_an_unnamed_weight(tmp_path, monkeypatch):
-    """packaging/generate_operators.py, which the build runs, stops at a record that names beta
+    """cmake/generate_operators.py, which the build runs, stops at a record that names beta
     but not alpha: no operator reaches a kernel with a weight that no rule checks."""
     import importlib.util
 
@@ -325,7 +325,7 @@ OPERATORS = (*OPERATORS, AXPBY)
     )
     (tmp_path / "_operators.py").write_text(bad)
     spec = importlib.util.spec_from_file_location(
-        "generate_operators", ROOT / "packaging" / "generate_operators.py"
+        "generate_operators", ROOT / "cmake" / "generate_operators.py"
     )
     generator = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generator)

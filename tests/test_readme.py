@@ -61,7 +61,12 @@ def test_install_block_asks_for_what_exists():
     (install,) = [b for b in code_blocks("bash") if "pip install vecadd" in b]
     torch_line, vecadd_line = commands(install)
     index = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "wheel_matrix.py"), "index", "2.15.0:cpu"],
+        [
+            sys.executable,
+            str(ROOT / "tools" / "release" / "wheel_matrix.py"),
+            "index",
+            "2.15.0:cpu",
+        ],
         capture_output=True,
         text=True,
     ).stdout.strip()

@@ -1,4 +1,5 @@
-"""packaging/: the wheel matrix, the version and torch-pin providers and the wheel checker,
+"""The release tools (tools/release), the build's version and torch-pin providers (cmake/) and the
+docs check (tools/docs): the wheel matrix, the providers and the wheel checker,
 run through their command lines as the workflow and the build run them."""
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import pytest
 
 from helpers import ROOT, cmake_executable
 
-PACKAGING = ROOT / "packaging"
+BUILD_HELPERS = ROOT / "cmake"
+RELEASE_TOOLS = ROOT / "tools" / "release"
+DOCS_TOOLS = ROOT / "tools" / "docs"
 MATRIX_FILE = ROOT / ".github" / "wheel-matrix.json"
 
 if not MATRIX_FILE.exists():  # an sdist leaves .github out
@@ -26,9 +29,9 @@ needs_tomllib = pytest.mark.skipif(sys.version_info < (3, 11), reason="reads pyp
 needs_cmake = pytest.mark.skipif(shutil.which(cmake_executable()) is None, reason="needs CMake")
 
 
-def packaging_script(script: str, *arguments: str | Path, **environment: str):
+def run_script(script: Path, *arguments: str | Path, **environment: str):
     return subprocess.run(
-        [sys.executable, str(PACKAGING / script), *map(str, arguments)],
+        [sys.executable, str(script), *map(str, arguments)],
         capture_output=True,
         text=True,
         env={**os.environ, **environment},
@@ -41,17 +44,19 @@ def output(ran: subprocess.CompletedProcess) -> str:
 
 
 def matrix_rows(which: str, matrix_file: Path = MATRIX_FILE) -> list[dict]:
-    printed = output(packaging_script("wheel_matrix.py", "matrix", which, "--file", matrix_file))
+    printed = output(
+        run_script(RELEASE_TOOLS / "wheel_matrix.py", "matrix", which, "--file", matrix_file)
+    )
     return json.loads(printed)["include"]
 
 
 def release_version() -> str:
-    return output(packaging_script("wheel_version.py", "--base")).strip()
+    return output(run_script(BUILD_HELPERS / "wheel_version.py", "--base")).strip()
 
 
 def architecture_rules(*defines: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [cmake_executable(), *defines, "-P", str(PACKAGING / "cuda_architectures.cmake")],
+        [cmake_executable(), *defines, "-P", str(RELEASE_TOOLS / "cuda_architectures.cmake")],
         capture_output=True,
         text=True,
     )
@@ -93,7 +98,7 @@ def test_pull_request_slice_is_part_of_the_release_set():
 
 @needs_tomllib
 def test_matrix_agrees_with_the_table_of_pytorch_builds():
-    ran = packaging_script("wheel_matrix.py", "check")
+    ran = run_script(RELEASE_TOOLS / "wheel_matrix.py", "check")
     assert output(ran).strip() == "wheel-matrix.json: agrees with pytorch_cuda_builds.json"
 
 
@@ -161,7 +166,7 @@ def test_broken_matrix_is_refused(tmp_path, change, problem):
     broken = tmp_path / "wheel-matrix.json"
     broken.write_text(json.dumps(matrix))
     for command in (("matrix", "release"), ("check",)):
-        ran = packaging_script("wheel_matrix.py", *command, "--file", broken)
+        ran = run_script(RELEASE_TOOLS / "wheel_matrix.py", *command, "--file", broken)
         assert ran.returncode == 1
         assert ran.stdout == ""
         assert problem in " ".join(ran.stderr.split())
@@ -170,7 +175,7 @@ def test_broken_matrix_is_refused(tmp_path, change, problem):
 @needs_tomllib
 def test_a_new_series_on_the_table_must_be_tested(tmp_path):
     """Recording the next torch series fails the check until the matrix tests it."""
-    builds = json.loads((PACKAGING / "pytorch_cuda_builds.json").read_text())
+    builds = json.loads((RELEASE_TOOLS / "pytorch_cuda_builds.json").read_text())
     builds["series"]["2.16"] = {
         "releases": ["2.16.0"],
         "cuda": ["13.0", "13.2"],
@@ -181,7 +186,7 @@ def test_a_new_series_on_the_table_must_be_tested(tmp_path):
     }
     table = tmp_path / "builds.json"
     table.write_text(json.dumps(builds))
-    ran = packaging_script("wheel_matrix.py", "check", "--builds", table)
+    ran = run_script(RELEASE_TOOLS / "wheel_matrix.py", "check", "--builds", table)
     assert ran.returncode == 1
     assert "torch 2.16, the newest series on the table, is not tested" in ran.stderr
 
@@ -197,13 +202,13 @@ def test_a_new_series_on_the_table_must_be_tested(tmp_path):
     ],
 )
 def test_each_torch_build_comes_from_its_index(build, index):
-    assert output(packaging_script("wheel_matrix.py", "index", build)).strip() == index
+    assert output(run_script(RELEASE_TOOLS / "wheel_matrix.py", "index", build)).strip() == index
 
 
 @needs_tomllib
 def test_the_aarch64_pypi_torch_of_2_10_is_cpu_only():
-    ran = packaging_script(
-        "wheel_matrix.py", "index", "2.10.0:12.8", "--platform", "manylinux_aarch64"
+    ran = run_script(
+        RELEASE_TOOLS / "wheel_matrix.py", "index", "2.10.0:12.8", "--platform", "manylinux_aarch64"
     )
     assert output(ran).strip() == "https://download.pytorch.org/whl/cu128"
 
@@ -238,13 +243,15 @@ def test_architecture_rules_refuse_unknown_toolkits(version, message):
 def test_version_takes_the_label_from_the_environment(label):
     base = release_version()
     assert re.fullmatch(r"\d+\.\d+\.\d+", base)
-    printed = output(packaging_script("wheel_version.py", VECADD_WHEEL_LABEL=label)).strip()
+    printed = output(
+        run_script(BUILD_HELPERS / "wheel_version.py", VECADD_WHEEL_LABEL=label)
+    ).strip()
     assert printed == (f"{base}+{label}" if label else base)
 
 
 @needs_tomllib
 def test_version_refuses_a_bad_label():
-    ran = packaging_script("wheel_version.py", VECADD_WHEEL_LABEL="CU 128")
+    ran = run_script(BUILD_HELPERS / "wheel_version.py", VECADD_WHEEL_LABEL="CU 128")
     assert ran.returncode == 2
     assert "VECADD_WHEEL_LABEL='CU 128' is not a local version label" in ran.stderr
 
@@ -258,27 +265,32 @@ def test_version_refuses_a_bad_label():
     ],
 )
 def test_native_torch_pin_is_the_series(torch, pin):
-    assert output(packaging_script("torch_pin.py", "--abi", "native", torch)).strip() == pin
-    assert output(packaging_script("torch_pin.py", torch, VECADD_TORCH_ABI="native")).strip() == pin
+    assert (
+        output(run_script(BUILD_HELPERS / "torch_pin.py", "--abi", "native", torch)).strip() == pin
+    )
+    assert (
+        output(run_script(BUILD_HELPERS / "torch_pin.py", torch, VECADD_TORCH_ABI="native")).strip()
+        == pin
+    )
 
 
 @pytest.mark.parametrize("torch", ["2.14.1+cu130", "2.10.0"])
 def test_stable_torch_requirement_is_the_stable_minimum_on(torch):
-    minimum = output(packaging_script("torch_pin.py", "--stable-minimum")).strip()
+    minimum = output(run_script(BUILD_HELPERS / "torch_pin.py", "--stable-minimum")).strip()
     assert minimum == "2.10"
     for environment in ({"VECADD_TORCH_ABI": "stable"}, {"VECADD_TORCH_ABI": ""}):
-        printed = output(packaging_script("torch_pin.py", torch, **environment)).strip()
+        printed = output(run_script(BUILD_HELPERS / "torch_pin.py", torch, **environment)).strip()
         assert printed == "torch>=2.10"
 
 
 def test_torch_pin_refuses_an_unknown_abi():
-    ran = packaging_script("torch_pin.py", "2.14.1", VECADD_TORCH_ABI="stabel")
+    ran = run_script(BUILD_HELPERS / "torch_pin.py", "2.14.1", VECADD_TORCH_ABI="stabel")
     assert ran.returncode == 2
     assert "VECADD_TORCH_ABI='stabel'; expected one of stable, native" in ran.stderr
 
 
 def test_torch_pin_refuses_a_version_without_a_series():
-    ran = packaging_script("torch_pin.py", "--abi", "native", "nightly")
+    ran = run_script(BUILD_HELPERS / "torch_pin.py", "--abi", "native", "nightly")
     assert ran.returncode == 2
     assert "'nightly' does not start with MAJOR.MINOR" in ran.stderr
 
@@ -328,9 +340,17 @@ def library_without_cuda(tmp_path_factory) -> Path:
 
 
 def check_wheel(wheel: Path, version: str, torch: str, *arguments: str, abi: str = "native"):
-    """packaging/check_wheel.py on `wheel`, expecting `version`, built against `torch`."""
-    return packaging_script(
-        "check_wheel.py", wheel, "--abi", abi, "--version", version, "--torch", torch, *arguments
+    """tools/release/check_wheel.py on `wheel`, expecting `version`, built against `torch`."""
+    return run_script(
+        RELEASE_TOOLS / "check_wheel.py",
+        wheel,
+        "--abi",
+        abi,
+        "--version",
+        version,
+        "--torch",
+        torch,
+        *arguments,
     )
 
 
@@ -448,5 +468,5 @@ def test_workflow_checkouts_keep_no_credentials():
 @needs_tomllib
 @needs_cmake
 def test_docs_tables_agree_with_the_matrix_and_the_architecture_table():
-    ran = packaging_script("check_docs.py")
+    ran = run_script(DOCS_TOOLS / "check_docs.py")
     assert ran.returncode == 0, ran.stdout + ran.stderr

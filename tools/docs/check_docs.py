@@ -1,11 +1,11 @@
 """Checks that the docs agree with the data they show, and that their links lead somewhere.
 
-    python packaging/check_docs.py
+    python tools/docs/check_docs.py
 
 - docs/building.md's table of default architecture lists against cmake/VecaddCudaArchitectures.cmake
   (asked of CMake): each toolkit it names has the list it shows, and it names every row;
 - the support tables of README.md and docs/wheels.md against .github/wheel-matrix.json and
-  packaging/pytorch_cuda_builds.json: a row per torch series with the CUDA builds PyTorch
+  tools/release/pytorch_cuda_builds.json: a row per torch series with the CUDA builds PyTorch
   publishes and the torches the wheels are tested under; a row per CUDA library with its
   toolkit and that toolkit's default list;
 - every relative Markdown link in README.md and docs/*.md, and every path in backquotes in
@@ -21,11 +21,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-# packaging/, beside this file
+# The release tools read the wheel matrix and the architecture table
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "release"))
 from cuda_architectures import default_architectures, table_toolkits
 from wheel_matrix import CPU, claimed_series, load_builds, load_matrix, version_key
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 WHEELS_DOC = ROOT / "docs" / "wheels.md"
 BUILDING_DOC = ROOT / "docs" / "building.md"

@@ -6,7 +6,7 @@ the default one gets a local label from the environment variable named there
 (``VECADD_WHEEL_LABEL=cu128`` -> ``X.Y.Z+cu128``), so its file name and METADATA agree
 without rewriting pyproject.toml.
 
-Usage: python packaging/wheel_version.py [--label LABEL]   (prints the version a build gets;
+Usage: python cmake/wheel_version.py [--label LABEL]   (prints the version a build gets;
 default label: the environment's; needs Python 3.11+ to read pyproject.toml)
 """
 

@@ -1,15 +1,15 @@
 """The wheel matrix: .github/wheel-matrix.json, checked against what PyTorch publishes
-(packaging/pytorch_cuda_builds.json) and turned into the jobs of .github/workflows/wheels.yml.
+(tools/release/pytorch_cuda_builds.json) and turned into the jobs of .github/workflows/wheels.yml.
 
-    python packaging/wheel_matrix.py matrix {pull_request,release} [--file FILE]
+    python tools/release/wheel_matrix.py matrix {pull_request,release} [--file FILE]
         print the jobs as {"include": [...]}, one row per platform (one wheel each)
-    python packaging/wheel_matrix.py test-torch PLATFORM
+    python tools/release/wheel_matrix.py test-torch PLATFORM
         print the torches a wheel is tested under there, one VERSION:CUDA a line
-    python packaging/wheel_matrix.py index VERSION:CUDA [--platform PLATFORM]
+    python tools/release/wheel_matrix.py index VERSION:CUDA [--platform PLATFORM]
         print the package index that serves that torch build
-    python packaging/wheel_matrix.py check [--file FILE] [--builds FILE]
+    python tools/release/wheel_matrix.py check [--file FILE] [--builds FILE]
         print the matrix's problems, if any (exit 1)
-    python packaging/wheel_matrix.py version
+    python tools/release/wheel_matrix.py version
         print the release number from pyproject.toml (the tag must be v + this)
 
 A test torch is VERSION:CUDA, with CUDA a toolkit like 13.2 or 'cpu' for the CPU-only build.
@@ -24,11 +24,12 @@ import re
 import sys
 from pathlib import Path
 
-# packaging/, beside this file
+# cmake/ holds the build's metadata providers; it is no package (PyPI's cmake owns the name)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "cmake"))
 from torch_pin import STABLE_MINIMUM
 from wheel_version import project_settings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MATRIX_FILE = ROOT / ".github" / "wheel-matrix.json"
 BUILDS_FILE = Path(__file__).resolve().parent / "pytorch_cuda_builds.json"
 MATRIX_SETS = ("pull_request", "release")

@@ -11,8 +11,8 @@ variable (``stable``, the default, or ``native``):
 An sdist states the range its sources build against and marks Requires-Dist as Dynamic
 (PEP 643), since a native wheel built from it pins whatever torch its builder has.
 
-Usage: python packaging/torch_pin.py [--abi stable|native] [TORCH_VERSION]
-       python packaging/torch_pin.py --stable-minimum
+Usage: python cmake/torch_pin.py [--abi stable|native] [TORCH_VERSION]
+       python cmake/torch_pin.py --stable-minimum
 (prints the requirement; default flavour: the environment's; default torch: the importable one)
 """
 

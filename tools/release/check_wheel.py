@@ -1,13 +1,13 @@
 """Checks a built vecadd wheel: versions, tag, torch pin and the CUDA images of its libraries.
 
-    python packaging/check_wheel.py WHEEL --version V --torch T [--abi stable|native]
+    python tools/release/check_wheel.py WHEEL --version V --torch T [--abi stable|native]
                                           [--cuda TOOLKIT[=LIST] ... | --cuda none]
 
 --version: what the file name and METADATA must say (with any local label); --torch: the torch
 it was built against (the pin follows the flavour); --cuda: a toolkit the wheel must hold a CUDA
 library of (lib/cudaN, per its cuda_library.json), compiled for LIST or else for that toolkit's
 default list (cmake/VecaddCudaArchitectures.cmake, asked of CMake); repeat it for each library,
-or say none. Every library's images are read by packaging/fatbin_archs.py, cross-checked with
+or say none. Every library's images are read by cmake/fatbin_archs.py, cross-checked with
 cuobjdump, and must be what its cuda_library.json says it was compiled for.
 """
 
@@ -21,7 +21,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-# packaging/, beside this file
+# cmake/ holds the build's fatbin reader and torch pin; no package (PyPI's cmake owns the name)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "cmake"))
 from cuda_architectures import default_architectures
 from fatbin_archs import (
     cuobjdump_architectures,

@@ -6,10 +6,10 @@ suffix for arch- or family-specific code, the way ``cuobjdump --list-elf/--list-
 names them. Needs nothing but Python, so builds can run it where cuobjdump is absent.
 
 Usage:
-    python packaging/fatbin_archs.py LIBRARY [--output FILE]   read the fatbinary
-    python packaging/fatbin_archs.py LIBRARY --cuobjdump        the same list, from cuobjdump
-    python packaging/fatbin_archs.py --expand "80-real;90"      the images a CMake list gives
-    python packaging/fatbin_archs.py LIBRARY --gpu 90 121       which images run on each GPU
+    python cmake/fatbin_archs.py LIBRARY [--output FILE]   read the fatbinary
+    python cmake/fatbin_archs.py LIBRARY --cuobjdump        the same list, from cuobjdump
+    python cmake/fatbin_archs.py --expand "80-real;90"      the images a CMake list gives
+    python cmake/fatbin_archs.py LIBRARY --gpu 90 121       which images run on each GPU
         ("121: sm_121 sm_120 compute_121" per line; exit 1 if a GPU has none: "no kernel image")
 """
 

@@ -1,11 +1,14 @@
 """What cmake/VecaddCudaArchitectures.cmake decides for a toolkit, asked of CMake itself.
 
-Runs packaging/cuda_architectures.cmake (``cmake -P``), so that the table has one reader:
+    python tools/release/cuda_architectures.py [TOOLKIT]   (the default list; none: the toolkits)
+
+Runs tools/release/cuda_architectures.cmake (``cmake -P``), so that the table has one reader:
 CMake. Any CMake 3.20+ does; the one next to this Python comes first.
 """
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
@@ -48,3 +51,10 @@ def default_architectures(toolkit: str) -> str:
 def table_toolkits() -> list[str]:
     """The first toolkit version of each row of the table."""
     return _ask()["toolkits"]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("toolkit", nargs="?", help="a CUDA version such as 12.8")
+    toolkit = parser.parse_args().toolkit
+    print(default_architectures(toolkit) if toolkit else ";".join(table_toolkits()))

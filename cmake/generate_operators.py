@@ -1,6 +1,6 @@
 """Writes vecadd_operators.h, the C++ side of python/vecadd/_operators.py, for the build.
 
-    python packaging/generate_operators.py [HEADER] [--lean-ways PYTHON_FILE]
+    python cmake/generate_operators.py [HEADER] [--lean-ways PYTHON_FILE]
 
 The header gives each operator's words (binding::OperatorWords, named k<Name>Words), the largest
 integer weight a double holds exactly (binding::kExactIntegerLimit), and four lists as macros the
@@ -123,7 +123,7 @@ def header(records) -> str:
     return "\n".join(
         [
             "// vecadd's operators as python/vecadd/_operators.py describes them, written by",
-            "// packaging/generate_operators.py at build time: edit the records, not this file.",
+            "// cmake/generate_operators.py at build time: edit the records, not this file.",
             "#pragma once",
             "",
             '#include "call_rules.h"',
@@ -169,7 +169,7 @@ LEAN_CHECKS = {
 }
 
 LEAN_WAYS_HEAD = '''"""The lean way into each vecadd operator, written from the records
-(vecadd/_operators.py) by packaging/generate_operators.py at build time: edit the records or the
+(vecadd/_operators.py) by cmake/generate_operators.py at build time: edit the records or the
 generator, not this file.
 vecadd/_lean.py says what a lean way is, and takes these only where the running torch asks the
 tracing questions below as they were written here."""

@@ -1,7 +1,7 @@
 """What [tool.cibuildwheel] resolves to for one wheel-matrix row, asked of cibuildwheel itself,
 and whether that is what the row needs.
 
-    python packaging/cibuildwheel_options.py ROW_JSON     (a row of wheel_matrix.py's output)
+    python tools/release/cibuildwheel_options.py ROW_JSON     (a row of wheel_matrix.py's output)
 
 Prints the resolved options as JSON, then one line per problem; exits 1 if there is any.
 Needs cibuildwheel installed and Python 3.11+.
@@ -9,6 +9,7 @@ Needs cibuildwheel installed and Python 3.11+.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import shlex
@@ -16,14 +17,16 @@ import sys
 from pathlib import Path
 
 import tomllib
-from cibuildwheel.options import CommandLineArguments, compute_options
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # The build decides the architecture list from its toolkit; none may be passed in.
 ARCHITECTURE_VARIABLES = ("CMAKE_ARGS", "CMAKE_CUDA_ARCHITECTURES", "TORCH_CUDA_ARCH_LIST")
 
 
 def resolve(row: dict) -> dict:
+    # Imported here, so that --help needs no cibuildwheel.
+    from cibuildwheel.options import CommandLineArguments, compute_options
+
     env = {
         "VECADD_WHEEL_CUDA": row["cuda"],
         "VECADD_WHEEL_OTHER_CUDA": row["other_cuda"],
@@ -87,7 +90,7 @@ def problems(row: dict, resolved: dict) -> list[str]:
         if not installs_torch(expanded(resolved[step], environment), row["build_torch"]):
             found.append(f"{step} does not install torch=={row['build_torch']} from PyPI")
     if row["other_cuda"] and (
-        "packaging/build_cuda_library.py" not in before_build or prefix not in before_build
+        "cmake/build_cuda_library.py" not in before_build or prefix not in before_build
     ):
         found.append(
             f"before_build does not build the CUDA {row['other_cuda']} libraries into {prefix}"
@@ -100,11 +103,9 @@ def problems(row: dict, resolved: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: cibuildwheel_options.py ROW_JSON", file=sys.stderr)
-        return 2
-    row = json.loads(argv[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("row", help="a row of `wheel_matrix.py matrix`'s output, as JSON")
+    row = json.loads(parser.parse_args(argv).row)
     resolved = resolve(row)
     print(json.dumps(resolved, indent=1))
     found = problems(row, resolved)

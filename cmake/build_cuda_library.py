@@ -1,6 +1,6 @@
 """Builds vecadd's CUDA library for one CUDA toolkit alone, for a wheel built with another to hold.
 
-    python packaging/build_cuda_library.py --nvcc NVCC --prefix PREFIX
+    python cmake/build_cuda_library.py --nvcc NVCC --prefix PREFIX
         [--torch-root DIR] [--build-dir DIR] [--system-root ROOT] [--host-compiler CXX]
         [--cuda-runtime shared|static]
 

@@ -1,14 +1,14 @@
 # Prints what cmake/VecaddCudaArchitectures.cmake decides for a CUDA toolkit, so that checks
 # derive architecture lists from the build's own table instead of parsing it.
 #
-#   cmake -DCUDA_VERSION=12.8 -P packaging/cuda_architectures.cmake
+#   cmake -DCUDA_VERSION=12.8 -P tools/release/cuda_architectures.cmake
 #     supported=50;52;...;120      (what that toolkit can compile)
 #     default=70-real;...;120      (the list a build gets when none is asked for)
-#   cmake -P packaging/cuda_architectures.cmake
+#   cmake -P tools/release/cuda_architectures.cmake
 #     toolkits=11.8;12.0;...       (the first toolkit of each row of the table)
 cmake_minimum_required(VERSION 3.20)
 
-include("${CMAKE_CURRENT_LIST_DIR}/../cmake/VecaddCudaArchitectures.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/VecaddCudaArchitectures.cmake")
 
 # message() in script mode writes to stderr; the results go to stdout for callers to read.
 function(vecadd_print line)

@@ -1,6 +1,6 @@
 """Checks an installed vecadd against the torch beside it (run with that environment's python).
 
-    python packaging/check_installed.py [--expect-cuda-library none|N]
+    python tools/release/check_installed.py [--expect-cuda-library none|N]
 
 - importing vecadd prints no warning;
 - the CUDA library it loaded is the one for the installed torch's CUDA major (none under a
