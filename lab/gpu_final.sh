@@ -33,11 +33,11 @@ step 30 info.txt python3 -m vecadd info
 step 30 check_installed.txt python3 packaging/check_installed.py; tail -2 "$out/check_installed.txt"
 step 60 check.txt python3 -m vecadd check; tail -2 "$out/check.txt"
 kernel_add() {
-  step 220 kernel_add.txt python3 -m vecadd bench --mode kernel --out no --min-log2 16 \
+  step 220 kernel_add.txt python3 lab/kernel_durations.py --out no --min-log2 16 \
     --max-log2 28 --step 1 --rounds 5 --json "$out/kernel_add.json"; tail -4 "$out/kernel_add.txt"
 }
 kernel_add_n() {
-  step 200 kernel_add_n.txt python3 -m vecadd bench --op add_n --inputs 2,3,4,8 --mode kernel \
+  step 200 kernel_add_n.txt python3 lab/kernel_durations.py --op add_n --inputs 2,3,4,8 \
     --dtypes float32,bfloat16 --min-log2 18 --max-log2 28 --step 2 --rounds 5 \
     --json "$out/kernel_add_n.json"; tail -4 "$out/kernel_add_n.txt"
 }

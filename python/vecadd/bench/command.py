@@ -1,5 +1,5 @@
-"""Bandwidth and per-call cost of vecadd.add next to torch.add, and of vecadd.add_n next to a
-chain of torch.add and torch.compile (``python -m vecadd bench [--op add_n]``).
+"""Bandwidth of vecadd.add next to torch.add, and of vecadd.add_n next to a chain of torch.add
+and torch.compile (``vecadd bench [--op add_n]``).
 
 Both operators run on the same buffers in the same process, interleaved round by round,
 so the ratio is what matters; bandwidth counts the bytes that must move (read x and y,
@@ -54,8 +54,6 @@ MODE_TITLES = {
     "cold": "cache flushed before every call; from the flush's end to the call's end",
     "pipeline-eager": "x = 2a, z = add, w = -z, sum(z); batches of pipelines, eager",
     "pipeline-graph": "x = 2a, z = add, w = -z, sum(z); batches of pipelines in a CUDA graph",
-    "kernel-warm": "the kernels' own durations (CUPTI), back to back on the same inputs",
-    "kernel-cold": "the kernels' own durations (CUPTI), each call after a cache flush",
     "compiled": "blocks under torch.compile, spelled with torch's operators and with vecadd's",
 }
 # Modes with sizes of their own, not the bandwidth table's.
@@ -87,9 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--mode",
         default="chain",
         help="comma-separated, from chain (back to back, the default), cold (cache flushed "
-        "before every call), pipeline (producer, add, consumers), kernel (the kernels' own "
-        "durations on the GPU, warm and cold), compiled (blocks under torch.compile with "
-        "torch's operators and with vecadd's), or all",
+        "before every call), pipeline (producer, add, consumers), compiled (blocks under "
+        "torch.compile with torch's operators and with vecadd's), or all",
     )
     parser.add_argument(
         "--rounds", type=int, default=7, help="timed rounds; the median of per-round ratios is kept"
@@ -99,7 +96,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("add", "add_n"),
         default="add",
         help="add (against torch.add, the default) or add_n (against a chain of torch.add "
-        "and torch.compile's kernel; modes chain, cold and kernel, contiguous tensors)",
+        "and torch.compile's kernel; modes chain and cold, contiguous tensors)",
     )
     parser.add_argument(
         "--inputs", default="3,4", help="add_n: comma-separated input counts (default: 3,4)"
@@ -322,7 +319,7 @@ def run_add_n(
     """--op add_n: each mode, dtype, size and input count, against the chain and torch.compile."""
     if "pipeline" in modes or layouts != ["contiguous"]:
         raise CommandLineError(
-            f"--op add_n times the modes chain, cold and kernel on contiguous tensors; got --mode "
+            f"--op add_n times the modes chain and cold on contiguous tensors; got --mode "
             f"{args.mode!r} and --layouts {args.layouts!r}"
         )
     counts = []
@@ -332,8 +329,6 @@ def run_add_n(
                 f"--inputs {args.inputs!r}: expected comma-separated counts from 2 to 8"
             )
         counts.append(int(value))
-    # The kernel mode gives two rows a case, as for add: warm and cold.
-    modes = [k for m in modes for k in (("kernel-warm", "kernel-cold") if m == "kernel" else (m,))]
     cases = [(m, d, 2**e, k) for m in modes for d in dtypes for e in exponents for k in counts]
     rows = [
         measure_add_n(mode, device, DTYPE_NAMES[dtype], n, k, args.rounds)
