@@ -3,7 +3,7 @@
 
     python lab/call_parts.py
 
-Each way in is timed over 20,000 calls per round, rounds interleaved (vecadd/bench/timing.py),
+Each way in is timed over 20,000 calls per round, rounds interleaved (vecadd.bench.timing),
 and printed as the median of its paired per-round ratios to torch.add (below 1: cheaper).
 torch.ops.aten.add.Tensor is torch's own add through the Python path every torch.ops operator
 takes, the floor for vecadd's ops reached that way.
@@ -11,7 +11,6 @@ takes, the floor for vecadd's ops reached that way.
 
 from __future__ import annotations
 
-import importlib
 import statistics
 import time
 
@@ -46,9 +45,11 @@ def per_call_us(call) -> float:
 
 
 def ways_in(requires_grad: bool) -> dict:
+    """Each public way into vecadd's add beside torch's; from the Python face down to the
+    operator's own overload, so that the difference between rows is what each layer costs."""
     x = torch.randn(16, device="cuda", requires_grad=requires_grad)
     y = torch.randn(16, device="cuda", requires_grad=requires_grad)
-    kernels_only = torch.ops.vecadd._add_without_autograd.default
+    overload = torch.ops.vecadd.add.default
     aten_add = torch.ops.aten.add.Tensor
     layer = vecadd.VecAdd()
     ways = {
@@ -57,30 +58,18 @@ def ways_in(requires_grad: bool) -> dict:
         "VecAdd()(x, y)": lambda: layer(x, y),
         "vecadd.add(alpha=2.0)": lambda: vecadd.add(x, y, alpha=2.0),
         "torch.ops.vecadd.add": lambda: torch.ops.vecadd.add(x, y),
+        "torch.ops.vecadd.add.default": lambda: overload(x, y),
         "torch.ops.aten.add.Tensor": lambda: aten_add(x, y),
     }
     if not requires_grad:
         z = torch.empty(16, device="cuda")
-        ways |= {"vecadd._add_without_autograd": lambda: kernels_only(x, y, 1.0)}
-        stable = vecadd.build_info()["torch_abi"] == "stable"
-        module = importlib.import_module("vecadd._autograd" if stable else "vecadd._ops")
-        direct = getattr(module, "add_without_autograd", None)
-        if direct is not None:  # the stable build from version 22 on
-            ways |= {"its C++ entry (no __call__)": lambda: direct(x, y, 1.0)}
-            if kernels_only._schema.arguments[2].has_default_value():  # from 0.3.0 on
-                ways |= {"its C++ entry, alpha left out": lambda: direct(x, y)}
         ways |= {
             "torch.add(out=)": lambda: torch.add(x, y, out=z),
             "vecadd.add(out=)": lambda: vecadd.add(x, y, out=z),
             "torch.empty_like": lambda: torch.empty_like(x),
         }
-    elif vecadd.build_info()["torch_abi"] == "stable":
-        from vecadd._autograd import Add
-
-        ways |= {
-            "vecadd's Add.apply": lambda: Add.apply(x, y),
-            "EmptyLike.apply": lambda: EmptyLike.apply(x, y),
-        }
+    else:
+        ways |= {"EmptyLike.apply": lambda: EmptyLike.apply(x, y)}
     return ways
 
 

@@ -10,7 +10,7 @@
 #   (600 s): tests runs the suite without build tests (the DTensor CUDA tests with it) and the
 #   kernel-duration table of add (every dtype, 2^16-2^28, warm and cold); calls the
 #   kernel-duration table of add_n (k = 2, 3, 4, 8) and the per-call cost of every row of
-#   vecadd/bench/calls.py in five processes; bench add_n against the chained torch.add and
+#   tools/calls/ways.py in five processes; bench add_n against the chained torch.add and
 #   torch.compile (cold), add cold against the baseline wheel and add's ways in against it;
 #   kernel the DTensor tests and both kernel-duration tables; all runs tests and bench.
 set -uo pipefail
@@ -33,20 +33,19 @@ step 30 info.txt python3 -m vecadd info
 step 30 check_installed.txt python3 packaging/check_installed.py; tail -2 "$out/check_installed.txt"
 step 60 check.txt python3 -m vecadd check; tail -2 "$out/check.txt"
 kernel_add() {
-  step 220 kernel_add.txt python3 -m vecadd bench --mode kernel --out no --min-log2 16 \
+  step 220 kernel_add.txt python3 lab/kernel_durations.py --out no --min-log2 16 \
     --max-log2 28 --step 1 --rounds 5 --json "$out/kernel_add.json"; tail -4 "$out/kernel_add.txt"
 }
 kernel_add_n() {
-  step 200 kernel_add_n.txt python3 -m vecadd bench --op add_n --inputs 2,3,4,8 --mode kernel \
+  step 200 kernel_add_n.txt python3 lab/kernel_durations.py --op add_n --inputs 2,3,4,8 \
     --dtypes float32,bfloat16 --min-log2 18 --max-log2 28 --step 2 --rounds 5 \
     --json "$out/kernel_add_n.json"; tail -4 "$out/kernel_add_n.txt"
 }
 if [ "$part" = calls ]; then
   kernel_add_n
-  # Every row of vecadd/bench/calls.py in five processes: the spread the targets are read from.
+  # Every row of tools/calls/ways.py in five processes: the spread the targets are read from.
   for process in 1 2 3 4 5; do
-    step 80 "call_cost_$process.txt" python3 -m vecadd bench --device cuda --call-cost \
-      --dtypes float32 --min-log2 10 --max-log2 10 --out no --rounds 3 \
+    step 80 "call_cost_$process.txt" python3 lab/call_cost.py --device cuda \
       --json "$out/call_cost_$process.json"
     grep -A8 "^call (16 elements)" "$out/call_cost_$process.txt"
   done

@@ -5,7 +5,7 @@
 # with the candidate shapes (VECADD_LAUNCH_CANDIDATE=l2, "candidate") and OLD_FOLDER's wheel
 # ("old"), the same Python and bench for all three. Steps, in order of need:
 # - the launch-shape tests of new and candidate (each policy is what the timings assume);
-# - their kernel-duration tables (`vecadd bench --mode kernel`, warm and cold, 2^16-2^26,
+# - their kernel-duration tables (`lab/kernel_durations.py`, warm and cold, 2^16-2^26,
 #   float32, float16, bfloat16 and int64, whose kernel is the same in all three builds: the
 #   run's own A/A);
 # - their pipelines (`--mode pipeline`, graphed and eager, float32 and float16);
@@ -42,7 +42,7 @@ build_env() {  # BUILD
   esac
 }
 kernel_table() {  # BUILD
-  step 150 env "$(build_env "$1")" python3 -m vecadd bench --op add --mode kernel --out no \
+  step 150 env "$(build_env "$1")" python3 lab/kernel_durations.py --op add --out no \
     --dtypes float32,float16,bfloat16,int64 --min-log2 16 --max-log2 26 --step 1 --rounds 5 \
     --json "$out/kernel_$1.json"
 }

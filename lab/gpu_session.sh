@@ -35,8 +35,10 @@ for step in $steps; do
     test)
       run python3 -m pytest -q -ra -p no:cacheprovider tests 2>&1 | tee "$OUT/pytest.log" | tail -25 ;;
     bench)
-      run python3 -m vecadd bench --min-log2 10 --max-log2 28 --call-cost \
+      run python3 -m vecadd bench --min-log2 10 --max-log2 28 \
         --json "$OUT/bench.json" --plot "$OUT/bench.png" 2>"$OUT/bench.err" | tee "$OUT/bench.txt"
+      run python3 lab/call_cost.py --json "$OUT/call_cost.json" 2>>"$OUT/bench.err" |
+        tee "$OUT/call_cost.txt"
       run python3 -m vecadd bench --min-log2 12 --max-log2 28 --step 4 --out no \
         --layouts unaligned,broadcast,per_row,transposed,mixed_order,channels_last_bias --json "$OUT/bench-layouts.json" 2>>"$OUT/bench.err" |
         tee "$OUT/bench-layouts.txt" ;;

@@ -1,6 +1,7 @@
 # Evidence for: docs/kernel-notes.md, version 20 (the candidate launch shapes against the measured
 # policy and against main), from lab/gpu_kernel_ab.sh's JSON.
-"""Side by side: the ratio to torch.add of each build in each cell of `vecadd bench --json` files.
+"""Side by side: the ratio to torch.add of each build in each cell of `vecadd bench --json` or
+`lab/kernel_durations.py --json` files.
 
     python lab/kernel_ab_table.py main=old.json new=new.json candidate=candidate.json
 

@@ -15,7 +15,7 @@ interleaved:
 - pipeline: x = 2 a, the add, w = -z and sum(z), a batch of such pipelines in one CUDA graph,
   with the variant or torch.add in the add's place;
 - kernel-warm, kernel-cold: each kernel's own duration as the GPU records it (CUPTI through
-  torch.profiler), back to back or after a flush, as `vecadd bench --mode kernel` measures.
+  torch.profiler), back to back or after a flush, as lab/kernel_durations.py measures.
 The last column is torch.add's GB/s (of the add alone, in chain and cold). Every
 variant's result is first checked against torch.add, once alone and in a chain of dependent
 launches (z = x + z), eager and as one CUDA graph: a launch that overlaps the previous one
@@ -33,9 +33,10 @@ import sys
 import torch
 
 import vecadd
+from kernel_durations import kernel_samples  # lab/, beside this script
 from vecadd.bench.layouts import bytes_moved
 from vecadd.bench.modes import batch_calls, cold_calls, pipeline_around, pipeline_bytes
-from vecadd.bench.timing import batch_samples, cold_samples, kernel_samples
+from vecadd.bench.timing import batch_samples, cold_samples
 
 
 def load_library(path: str) -> ctypes.CDLL:

@@ -90,20 +90,20 @@ def test_cli_bench_times_every_supported_dtype_by_default(tmp_path):
     assert [row["dtype"] for row in record["bandwidth"]] == names
     assert {row["layout"] for row in record["bandwidth"]} == {"contiguous"}
     assert record["copy_ceiling_gbps"] > 0
-    assert record["call_cost"] == []
+    assert "call_cost" not in record  # per-call cost: lab/call_cost.py
 
 
 def test_cli_bench_rejects_unknown_dtype():
     ran = run_bench("--dtypes", "complex64")
     assert ran.returncode == 2
-    assert "unknown dtype(s) ['complex64']" in ran.stderr
+    assert "unknown dtype 'complex64'" in ran.stderr
     assert "expected dtypes from float16, bfloat16, float32, float64, int32, int64" in ran.stderr
 
 
 def test_cli_bench_rejects_unknown_layout():
     ran = run_bench("--layouts", "contiguous,diagonal")
     assert ran.returncode == 2
-    assert "layout(s) ['diagonal']" in ran.stderr
+    assert "unknown layout 'diagonal'" in ran.stderr
     assert f"layouts from {', '.join(LAYOUTS)}" in ran.stderr
 
 
@@ -228,23 +228,10 @@ def test_cli_bench_add_n_against_the_chain_and_torch_compile(tmp_path):
 @pytest.mark.parametrize(
     ("arguments", "fragment"),
     [
-        (("--mode", "pipeline"), "--op add_n times the modes chain, cold and kernel"),
+        (("--mode", "pipeline"), "--op add_n times the modes chain and cold"),
         (("--inputs", "1"), "--inputs '1': expected comma-separated counts from 2 to 8"),
     ],
 )
 def test_cli_bench_add_n_refuses_what_it_cannot_time(arguments, fragment):
     ran = run_bench("--op", "add_n", "--device", "cpu", *SMALL, *arguments)
     assert_one_line_error(ran, fragment)
-
-
-def test_cli_bench_add_n_kernel_mode_gives_warm_and_cold_rows(tmp_path):
-    json_path = tmp_path / "add_n.json"
-    ran = run_bench(
-        "--op", "add_n", "--device", "cpu", "--dtypes", "float32", "--min-log2", "10",
-        "--max-log2", "10", "--rounds", "2", "--inputs", "3", "--mode", "kernel",
-        "--json", str(json_path),
-    )  # fmt: skip
-    assert ran.returncode == 0, ran.stderr
-    rows = json.loads(json_path.read_text())["add_n"]
-    assert [row["mode"] for row in rows] == ["kernel-warm", "kernel-cold"]
-    assert all(gbps > 0 for row in rows for gbps in row["gbps"].values())

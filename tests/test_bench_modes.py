@@ -40,7 +40,7 @@ def test_summary_names_the_median_and_the_worst_cell_per_mode():
     ]
     assert summary_lines(rows) == [
         "cold: median ratio 1.000, worst 0.800 at float32 n=2**12 contiguous out=yes (3 cells)",
-        "chain: median ratio 0.500, worst 0.500 at float32 n=2**16 per_row out=no (1 cells)",
+        "chain: median ratio 0.500, worst 0.500 at float32 n=2**16 per_row out=no (1 cell)",
     ]
 
 
@@ -76,16 +76,16 @@ def test_record_keeps_rounds_and_the_ratio_range():
 def test_figures_beyond_the_peak_or_inside_the_cache_are_labelled_cache_resident():
     import torch
 
-    from vecadd.bench.modes import _row
+    from vecadd.bench.modes import bandwidth_row
     from vecadd.bench.report import format_bandwidth
 
     cpu = torch.device("cpu")
     nbytes = 6 * 2**20
-    fast = _row(cpu, torch.float32, 2**19, "contiguous", False, "chain", nbytes,
+    fast = bandwidth_row(cpu, torch.float32, 2**19, "contiguous", False, "chain", nbytes,
                 [[1e-6, 1e-6], [1e-6, 1e-6]], resident=False)  # fmt: skip
-    slow = _row(cpu, torch.float32, 2**19, "contiguous", False, "chain", nbytes,
+    slow = bandwidth_row(cpu, torch.float32, 2**19, "contiguous", False, "chain", nbytes,
                 [[1e-3, 1e-3], [1e-3, 1e-3]], resident=False)  # fmt: skip
-    fits = _row(cpu, torch.float32, 2**19, "contiguous", False, "chain", nbytes,
+    fits = bandwidth_row(cpu, torch.float32, 2**19, "contiguous", False, "chain", nbytes,
                 [[1e-3, 1e-3], [1e-3, 1e-3]], resident=True)  # fmt: skip
     assert fast.vecadd_gbps > 4800
     assert fast.cache_resident
@@ -97,13 +97,12 @@ def test_figures_beyond_the_peak_or_inside_the_cache_are_labelled_cache_resident
 
 
 def test_mode_argument_expands_all_and_keeps_a_fixed_order():
-    from vecadd.bench.command import modes_from_argument
-    from vecadd.cli.without_torch import CommandLineError
+    from vecadd.bench.command import CommandLineError, modes_from_argument
 
     assert modes_from_argument("chain") == ["chain"]
     assert modes_from_argument("pipeline, cold") == ["cold", "pipeline"]
-    assert modes_from_argument("all") == ["chain", "cold", "pipeline", "kernel", "compiled"]
-    with pytest.raises(CommandLineError, match=r"unknown mode\(s\) \['hot'\]"):
+    assert modes_from_argument("all") == ["chain", "cold", "pipeline", "compiled"]
+    with pytest.raises(CommandLineError, match=r"unknown mode 'hot'"):
         modes_from_argument("cold,hot")
 
 
@@ -114,8 +113,8 @@ def test_mode_argument_expands_all_and_keeps_a_fixed_order():
             "hot",
             [
                 "--mode 'hot'",
-                "unknown mode(s) ['hot']",
-                "chain, cold, pipeline, kernel, compiled, all",
+                "unknown mode 'hot'",
+                "chain, cold, pipeline, compiled, all",
             ],
         ),
         (",", ["--mode ','", "no mode given"]),
@@ -208,52 +207,6 @@ def test_cold_times_run_from_each_flush_end_to_the_end_of_the_work_after_it():
     assert times_after_flushes(spans, "fill") == pytest.approx([30e-9, 22e-9, 0.0])
 
 
-def test_kernel_times_count_each_record_from_the_end_of_the_work_before_it():
-    from vecadd.bench.timing import kernel_times_between
-
-    spans = [
-        ("fill", 0, 10),
-        ("add", 40, 50),  # launched late: the gap before it is not the kernel's
-        ("fill", 60, 61),
-        ("add", 70, 75),
-        ("sum", 80, 92),  # two kernels in one call: their durations add up
-        ("fill", 100, 130),
-        ("add", 126, 140),  # started over the fill's tail: counted from the fill's end
-        ("sum", 138, 145),  # and over the add's: counted from the add's end
-        ("fill", 150, 151),  # nothing after it: no time at all
-    ]
-    assert kernel_times_between(spans, "fill") == pytest.approx([10e-9, 17e-9, 15e-9, 0.0])
-
-
-def test_cli_bench_kernel_mode_on_cpu_gives_warm_and_cold_rows(tmp_path):
-    json_path = tmp_path / "kernel.json"
-    ran = run_bench(
-        "--device", "cpu", *SMALL, "--out", "no", "--mode", "kernel", "--json", str(json_path)
-    )
-    assert ran.returncode == 0, ran.stderr
-    rows = json.loads(json_path.read_text())["bandwidth"]
-    assert [row["mode"] for row in rows] == ["kernel-warm", "kernel-cold"]
-    assert all(row["vecadd_gbps"] > 0 and row["torch_gbps"] > 0 for row in rows)
-    assert any(line.startswith("kernel-cold: median ratio ") for line in ran.stdout.splitlines())
-
-
-@pytest.mark.cuda
-def test_kernel_mode_times_the_kernels_not_the_launches():
-    import torch
-
-    from vecadd.bench.timing import kernel_samples
-
-    device = torch.device("cuda", torch.cuda.current_device())
-    small = torch.ones(16, device=device)
-    large = torch.ones(2**27, device=device)
-    for cold in (False, True):
-        samples = kernel_samples([lambda: small.add_(1), lambda: large.add_(1)], device, 4, 3, cold)
-        assert [len(per_fn) for per_fn in samples] == [3, 3]
-        # A 16-float kernel runs in a few microseconds, less than a launch; 512 MiB read and
-        # written take over 100 us at any memory bandwidth below 10 TB/s.
-        assert max(samples[0]) < 20e-6 < 100e-6 < min(samples[1])
-
-
 @pytest.mark.cuda
 def test_cold_mode_times_each_call_from_the_end_of_its_flush():
     import torch
@@ -285,7 +238,7 @@ def test_chain_on_cuda_is_cache_resident_only_when_it_fits():
 
 
 def test_plots_from_crafted_rows(tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason="needs matplotlib (pip install 'vecadd[bench]')")
     from vecadd.bench.plot import cold_bandwidth_path, plot_cold_bandwidth, plot_ratios
 
     rows = [

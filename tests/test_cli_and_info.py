@@ -163,6 +163,17 @@ def test_cli_usage_errors_have_no_traceback(arguments):
     assert "Traceback" not in ran.stderr
 
 
+def test_cli_info_prints_words_not_python_values():
+    ran = run_cli("info")
+    assert ran.returncode == 0, ran.stderr
+    labels = [line.split(":", 1)[0] for line in ran.stdout.splitlines() if line[:1].strip()]
+    assert labels[0] == "version"
+    # One key style: words a person reads, not build_info()'s keys.
+    assert not [label for label in labels if "_" in label]
+    for python_value in ("None", "[", "{", "True", "False"):
+        assert python_value not in ran.stdout
+
+
 def test_installed_metadata_states_the_torch_versions_the_build_loads_under():
     pins = [r for r in requires("vecadd") or [] if r.startswith("torch")]
     info = vecadd.build_info()
@@ -172,6 +183,8 @@ def test_installed_metadata_states_the_torch_versions_the_build_loads_under():
         assert pins == [f"torch=={major_minor(info['torch_version'])}.*"]
     assert pins == [info["torch_requirement"]]
 
+
+NO_CUDA_KERNELS = "needs vecadd's CUDA kernels loaded; this vecadd has none (vecadd info says why)"
 
 NO_GPU_SCRIPT = """
 import torch, vecadd
@@ -185,7 +198,7 @@ except (RuntimeError, AssertionError) as error:
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a usable GPU")
-@pytest.mark.skipif(not vecadd.build_info()["with_cuda"], reason="needs a CUDA library loaded")
+@pytest.mark.skipif(not vecadd.build_info()["with_cuda"], reason=NO_CUDA_KERNELS)
 def test_cuda_build_on_a_machine_without_gpu():
     ran = subprocess.run(
         [sys.executable, "-c", NO_GPU_SCRIPT], capture_output=True, text=True, timeout=300
@@ -195,7 +208,7 @@ def test_cuda_build_on_a_machine_without_gpu():
     assert "cuda error: RuntimeError" in ran.stdout or "cuda error: AssertionError" in ran.stdout
 
 
-@pytest.mark.skipif(not vecadd.build_info()["with_cuda"], reason="needs a CUDA library loaded")
+@pytest.mark.skipif(not vecadd.build_info()["with_cuda"], reason=NO_CUDA_KERNELS)
 def test_cli_check_without_a_gpu_says_the_cuda_kernels_went_untested():
     ran = run_cli("check", CUDA_VISIBLE_DEVICES="")
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -209,13 +222,16 @@ def test_cli_check_without_a_gpu_says_the_cuda_kernels_went_untested():
     ("with_cuda", "gpus", "expected"),
     [
         (True, 0, "CUDA kernels built for sm_90, compute_90 but not tested"),
-        (False, 2, "2 visible, but no CUDA kernels of vecadd are loaded (why;"),
+        (False, 2, "2 GPUs visible, but no CUDA kernels of vecadd are loaded (why;"),
+        (False, 1, "1 GPU visible, but no CUDA kernels of vecadd are loaded (why;"),
         (True, 1, None),
-        (False, 0, None),
+        (False, 0, "CUDA not tested: no CUDA GPU is visible here"),
     ],
 )
-def test_check_names_what_it_could_not_test(with_cuda, gpus, expected):
+def test_check_names_what_it_could_not_test(with_cuda, gpus, expected, monkeypatch):
     from vecadd.cli.check import untested_cuda_note
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
 
     note = untested_cuda_note(with_cuda, ["sm_90", "compute_90"], gpus, "why")
     if expected is None:
@@ -275,7 +291,7 @@ def test_cli_light_queries_load_neither_torch_nor_the_libraries(command, flag):
     )
     assert ran.returncode == 0, ran.stderr
     modules = imported_modules(ran.stderr)
-    assert "vecadd.cli.without_torch" in modules, "the -X importtime log was not read"
+    assert "vecadd._path_query" in modules, "the -X importtime log was not read"
     loaders = ("torch.", "vecadd._C", "vecadd._loader", "vecadd._library")
     heavy = sorted(m for m in modules if m == "torch" or m.startswith(loaders))
     assert heavy == []
@@ -367,3 +383,12 @@ def test_cmake_package_is_registered_for_scikit_build_core():
             r'include\("\$\{CMAKE_CURRENT_LIST_DIR\}/(.*)"\)', (forwarding / name).read_text()
         )
         assert (forwarding / included.group(1)).resolve() == Path(vecadd.get_cmake_dir()) / name
+
+
+@pytest.mark.parametrize("command", cli_commands())
+def test_cli_names_itself_as_invoked(command):
+    ran = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    invoked = "vecadd" if Path(command[0]).name == "vecadd" else "python -m vecadd"
+    assert ran.returncode == 2
+    assert ran.stderr.startswith(f"usage: {invoked} [-h]")
+    assert f"{invoked}: error: a command is required" in ran.stderr

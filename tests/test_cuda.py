@@ -231,7 +231,9 @@ def _eager_kernel(dtype: torch.dtype, mebibytes: float) -> tuple[int, str]:
 
 
 @pytest.mark.profiler
-@pytest.mark.skipif(CANDIDATE_SHAPES, reason="the candidate launch shapes are selected")
+@pytest.mark.skipif(
+    CANDIDATE_SHAPES, reason="VECADD_LAUNCH_CANDIDATE=l2 runs other launch shapes than these"
+)
 @pytest.mark.parametrize("dtype", vecadd.SUPPORTED_DTYPES)
 @pytest.mark.parametrize(
     ("mebibytes", "in_range"), [(1, False), (6, True), (100, True), (160, False)]
@@ -428,7 +430,9 @@ def test_allocates_nothing_but_the_output():
     assert _allocations_so_far() == (count + 1, requested + result.numel() * result.element_size())
 
 
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+@pytest.mark.skipif(
+    torch.cuda.device_count() < 2, reason="needs two CUDA GPUs; fewer are visible here"
+)
 def test_second_gpu_while_the_first_is_current():
     torch.cuda.set_device(0)
     x = torch.randn(1000, device="cuda:1")

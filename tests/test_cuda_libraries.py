@@ -120,7 +120,10 @@ print(info["with_cuda"], info["cuda_library"], info["cuda_not_loaded"])
 """
 
 
-@pytest.mark.skipif(torch_abi() != "stable", reason="the native build links its one library")
+@pytest.mark.skipif(
+    torch_abi() != "stable",
+    reason="only the stable build chooses among CUDA libraries; the native build links its one",
+)
 def test_without_a_cuda_library_cpu_work_is_untouched_and_silent():
     ran = run_python(NONE_LOADED, VECADD_CUDA_LIBRARY="none")
     assert ran.returncode == 0, ran.stderr
@@ -128,7 +131,10 @@ def test_without_a_cuda_library_cpu_work_is_untouched_and_silent():
     assert ran.stderr == ""
 
 
-@pytest.mark.skipif(torch_abi() != "stable", reason="the native build links its one library")
+@pytest.mark.skipif(
+    torch_abi() != "stable",
+    reason="only the stable build chooses among CUDA libraries; the native build links its one",
+)
 def test_check_installed_agrees_with_this_environment():
     ran = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "release" / "check_installed.py")],
@@ -167,7 +173,10 @@ for call in (lambda: vecadd.add(x, x), lambda: torch.ops.vecadd.add(x, x),
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(torch_abi() != "stable", reason="the native build links its one library")
+@pytest.mark.skipif(
+    torch_abi() != "stable",
+    reason="only the stable build chooses among CUDA libraries; the native build links its one",
+)
 def test_a_cuda_call_without_a_library_is_refused_in_words():
     ran = run_python(REFUSED_ON_CUDA, VECADD_CUDA_LIBRARY="none")
     assert ran.returncode == 0, ran.stderr

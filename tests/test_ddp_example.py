@@ -14,7 +14,9 @@ from helpers import free_port
 
 SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "ddp" / "train_ddp.py"
 
-TWO_GPUS = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+TWO_GPUS = pytest.mark.skipif(
+    torch.cuda.device_count() < 2, reason="needs two CUDA GPUs; fewer are visible here"
+)
 
 
 @pytest.mark.parametrize(

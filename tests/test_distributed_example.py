@@ -55,7 +55,9 @@ def test_parallel_training_matches_torch_add_on_cpu(ranks, plan, computed_on):
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+@pytest.mark.skipif(
+    torch.cuda.device_count() < 2, reason="needs two CUDA GPUs; fewer are visible here"
+)
 @pytest.mark.parametrize("plan", ["tp", "fsdp"])
 def test_parallel_training_matches_torch_add_on_two_gpus(plan):
     run_example(2, "cuda", plan)

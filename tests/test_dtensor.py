@@ -12,7 +12,9 @@ import pytest
 import torch
 import torch.distributed as dist
 
-pytestmark = pytest.mark.skipif(not dist.is_available(), reason="torch without torch.distributed")
+pytestmark = pytest.mark.skipif(
+    not dist.is_available(), reason="this torch is built without torch.distributed"
+)
 
 if dist.is_available():
     import dtensor_cases as cases

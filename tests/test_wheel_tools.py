@@ -25,7 +25,9 @@ MATRIX_FILE = ROOT / ".github" / "wheel-matrix.json"
 if not MATRIX_FILE.exists():  # an sdist leaves .github out
     pytest.skip("needs a checkout with .github/wheel-matrix.json", allow_module_level=True)
 
-needs_tomllib = pytest.mark.skipif(sys.version_info < (3, 11), reason="reads pyproject.toml")
+needs_tomllib = pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="reads pyproject.toml with tomllib, new in Python 3.11"
+)
 needs_cmake = pytest.mark.skipif(shutil.which(cmake_executable()) is None, reason="needs CMake")
 
 

@@ -7,7 +7,7 @@ tensor([1., 3., 5.])
 
 from . import _build_config
 from ._info import build_info, get_cmake_dir, get_include
-from .cli.without_torch import running_as_path_query
+from ._path_query import running_as_path_query
 
 __version__: str = _build_config.VERSION
 __all__ = [

@@ -2,8 +2,7 @@
 a chain of torch.add, and the kernel torch.compile generates for the same weighted sum.
 
 All three run on the same tensors in the same process, interleaved round by round, in the
-chain mode (back to back), the cold mode (the cache flushed before every call) or the kernel
-modes (the kernels' own durations on the GPU, warm and cold). A weighted
+chain mode (back to back) or the cold mode (the cache flushed before every call). A weighted
 sum of k inputs must read k arrays and write one: add_n moves that, (k + 1) * n * itemsize; a
 chain of k - 1 torch.add calls moves 3 * (k - 1) * n * itemsize. GB/s below count add_n's bytes
 for every candidate, so that they compare as the same work done faster or slower.
@@ -19,7 +18,7 @@ import torch
 from .._dtypes import dtype_name
 from .._ops import add_n
 from .modes import batch_calls, cold_calls
-from .timing import batch_samples, cold_samples, kernel_samples
+from .timing import batch_samples, cold_samples
 
 # The weights: the first is 1, so that the chain can carry the others as torch.add's alpha.
 WEIGHTS = (1.0, 0.5, 2.0, -1.0, 0.25, 3.0, -0.5, 1.5)
@@ -63,9 +62,11 @@ def compiled_sum(tensors: list[torch.Tensor], weights: list[float]):
     return lambda: compiled(*tensors)
 
 
-def measure_add_n(
-    mode: str, device: torch.device, dtype: torch.dtype, n: int, inputs: int, rounds: int
-) -> AddNRow:
+def add_n_candidates(
+    device: torch.device, dtype: torch.dtype, n: int, inputs: int
+) -> tuple[list, int]:
+    """The three candidates of CANDIDATES on the same `inputs` tensors of n elements, and the
+    bytes add_n must move."""
     generator = torch.Generator().manual_seed(inputs)
     tensors = [
         torch.randn(n, generator=generator).to(device=device, dtype=dtype) for _ in range(inputs)
@@ -76,15 +77,13 @@ def measure_add_n(
         chain_of_adds(tensors, weights),
         compiled_sum(tensors, weights),
     ]
-    nbytes = (inputs + 1) * n * tensors[0].element_size()
-    cold = mode in ("cold", "kernel-cold")
-    count = cold_calls(device) if cold else batch_calls(device, nbytes)
-    if mode.startswith("kernel-"):
-        samples = kernel_samples(calls, device, count, rounds, cold)
-    elif cold:
-        samples = cold_samples(calls, device, count, rounds)
-    else:
-        samples = batch_samples(calls, device, count, rounds)
+    return calls, (inputs + 1) * n * tensors[0].element_size()
+
+
+def add_n_row(
+    mode: str, dtype: torch.dtype, n: int, inputs: int, nbytes: int, samples: list[list[float]]
+) -> AddNRow:
+    """A row from the candidates' seconds per round (add_n's first)."""
     ours = samples[0]
     row = AddNRow(mode, dtype_name(dtype), n, inputs, {})
     for name, times in zip(CANDIDATES, samples, strict=True):
@@ -95,6 +94,17 @@ def measure_add_n(
                 theirs / mine for theirs, mine in zip(times, ours, strict=True)
             )
     return row
+
+
+def measure_add_n(
+    mode: str, device: torch.device, dtype: torch.dtype, n: int, inputs: int, rounds: int
+) -> AddNRow:
+    calls, nbytes = add_n_candidates(device, dtype, n, inputs)
+    if mode == "cold":
+        samples = cold_samples(calls, device, cold_calls(device), rounds)
+    else:
+        samples = batch_samples(calls, device, batch_calls(device, nbytes), rounds)
+    return add_n_row(mode, dtype, n, inputs, nbytes, samples)
 
 
 def format_add_n(rows: list[AddNRow]) -> str:

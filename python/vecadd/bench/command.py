@@ -1,5 +1,5 @@
-"""Bandwidth and per-call cost of vecadd.add next to torch.add, and of vecadd.add_n next to a
-chain of torch.add and torch.compile (``python -m vecadd bench [--op add_n]``).
+"""Bandwidth of vecadd.add next to torch.add, and of vecadd.add_n next to a chain of torch.add
+and torch.compile (``vecadd bench [--op add_n]``).
 
 Both operators run on the same buffers in the same process, interleaved round by round,
 so the ratio is what matters; bandwidth counts the bytes that must move (read x and y,
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict
@@ -22,9 +21,8 @@ import torch
 
 from .._dtypes import SUPPORTED_DTYPES, dtype_name
 from .._info import build_info
-from ..cli.without_torch import CommandLineError
+from .._words import plural
 from .add_n import format_add_n, measure_add_n
-from .calls import CALLS, call_functions, call_scope
 from .compiled import DEFAULT_DTYPES, DEFAULT_SHAPES, FOOTER, HEADER, format_row, measure_compiled
 from .layouts import LAYOUTS
 from .modes import MODES, copy_ceiling, measure
@@ -32,22 +30,30 @@ from .report import (
     H200_HBM_PEAK_GBPS,
     RATIO_CONVENTION,
     BandwidthRow,
-    CallCostRow,
     format_bandwidth,
-    format_call_cost,
     summary_lines,
 )
-from .timing import interleaved_samples, microseconds_per_call
 
 DTYPE_NAMES = {dtype_name(dtype): dtype for dtype in SUPPORTED_DTYPES}
+
+# argparse's exit status for a command line it refuses; the bench's own refusals (a bad value, or
+# one this machine cannot serve, such as --device cuda without a GPU) give the same.
+USAGE = 2
+
+
+class CommandLineError(Exception):
+    """A mistake on the command line or a missing requirement, shown as one line on stderr."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.exit_status = USAGE
+
 
 MODE_TITLES = {
     "chain": "back-to-back calls on the same inputs (cache-resident when small)",
     "cold": "cache flushed before every call; from the flush's end to the call's end",
     "pipeline-eager": "x = 2a, z = add, w = -z, sum(z); batches of pipelines, eager",
     "pipeline-graph": "x = 2a, z = add, w = -z, sum(z); batches of pipelines in a CUDA graph",
-    "kernel-warm": "the kernels' own durations (CUPTI), back to back on the same inputs",
-    "kernel-cold": "the kernels' own durations (CUPTI), each call after a cache flush",
     "compiled": "blocks under torch.compile, spelled with torch's operators and with vecadd's",
 }
 # Modes with sizes of their own, not the bandwidth table's.
@@ -79,24 +85,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--mode",
         default="chain",
         help="comma-separated, from chain (back to back, the default), cold (cache flushed "
-        "before every call), pipeline (producer, add, consumers), kernel (the kernels' own "
-        "durations on the GPU, warm and cold), compiled (blocks under torch.compile with "
-        "torch's operators and with vecadd's), or all",
+        "before every call), pipeline (producer, add, consumers), compiled (blocks under "
+        "torch.compile with torch's operators and with vecadd's), or all",
     )
     parser.add_argument(
         "--rounds", type=int, default=7, help="timed rounds; the median of per-round ratios is kept"
-    )
-    parser.add_argument(
-        "--call-cost",
-        action="store_true",
-        help="also time the per-call host cost on 16-element tensors",
     )
     parser.add_argument(
         "--op",
         choices=("add", "add_n"),
         default="add",
         help="add (against torch.add, the default) or add_n (against a chain of torch.add "
-        "and torch.compile's kernel; modes chain, cold and kernel, contiguous tensors)",
+        "and torch.compile's kernel; modes chain and cold, contiguous tensors)",
     )
     parser.add_argument(
         "--inputs", default="3,4", help="add_n: comma-separated input counts (default: 3,4)"
@@ -114,28 +114,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", metavar="FILE", help="write the raw numbers as JSON")
     parser.add_argument("--plot", metavar="FILE.png", help="draw the ratio to torch.add against n")
-
-
-# ---------------------------------------------------------------- per-call host cost
-
-
-def measure_call_cost(
-    device: torch.device, rounds: int = 11, calls: int = 20_000
-) -> list[CallCostRow]:
-    """Wall time per call of each row of vecadd/bench/calls.py beside its torch call, one
-    synchronization per batch of `calls`; medians over `rounds` interleaved rounds."""
-
-    per_call = microseconds_per_call(device, calls)
-    rows = []
-    scope = call_scope(device)
-    for name in CALLS:
-        ours, theirs = call_functions(name, scope)
-        ours_us, theirs_us = interleaved_samples([ours, theirs], per_call, rounds)
-        paired = statistics.median(a / b for a, b in zip(ours_us, theirs_us, strict=True))
-        rows.append(
-            CallCostRow(name, statistics.median(ours_us), statistics.median(theirs_us), paired)
-        )
-    return rows
 
 
 # ---------------------------------------------------------------- driver
@@ -271,7 +249,8 @@ def device_from_argument(value: str | None) -> torch.device:
     count = torch.cuda.device_count()
     if device.index is not None and device.index >= count:
         raise CommandLineError(
-            f"--device {value!r}: {count} CUDA device(s) visible; expected cuda:N with N < {count}"
+            f"--device {value!r}: {plural(count, 'CUDA device')} visible; expected cuda:N with "
+            f"N < {count}"
         )
     index = torch.cuda.current_device() if device.index is None else device.index
     return torch.device("cuda", index)
@@ -286,7 +265,10 @@ def names_from_argument(option: str, value: str, known: Iterable[str], kind: str
     if not names:
         raise CommandLineError(f"{option} {value!r}: no {kind} given; {expected}")
     if unknown:
-        raise CommandLineError(f"{option} {value!r}: unknown {kind}(s) {unknown}; {expected}")
+        named = (
+            f"unknown {kind} {unknown[0]!r}" if len(unknown) == 1 else f"unknown {kind}s {unknown}"
+        )
+        raise CommandLineError(f"{option} {value!r}: {named}; {expected}")
     return names
 
 
@@ -337,7 +319,7 @@ def run_add_n(
     """--op add_n: each mode, dtype, size and input count, against the chain and torch.compile."""
     if "pipeline" in modes or layouts != ["contiguous"]:
         raise CommandLineError(
-            f"--op add_n times the modes chain, cold and kernel on contiguous tensors; got --mode "
+            f"--op add_n times the modes chain and cold on contiguous tensors; got --mode "
             f"{args.mode!r} and --layouts {args.layouts!r}"
         )
     counts = []
@@ -347,8 +329,6 @@ def run_add_n(
                 f"--inputs {args.inputs!r}: expected comma-separated counts from 2 to 8"
             )
         counts.append(int(value))
-    # The kernel mode gives two rows a case, as for add: warm and cold.
-    modes = [k for m in modes for k in (("kernel-warm", "kernel-cold") if m == "kernel" else (m,))]
     cases = [(m, d, 2**e, k) for m in modes for d in dtypes for e in exponents for k in counts]
     rows = [
         measure_add_n(mode, device, DTYPE_NAMES[dtype], n, k, args.rounds)
@@ -406,10 +386,6 @@ def run_from_arguments(args: argparse.Namespace) -> int:
         print(RATIO_CONVENTION)
     for line in summary_lines(rows):
         print(line)
-    call_rows = measure_call_cost(device) if args.call_cost else []
-    if call_rows:
-        print()
-        print(format_call_cost(call_rows))
     if args.json:
         record = {
             **_where(device),
@@ -419,7 +395,6 @@ def run_from_arguments(args: argparse.Namespace) -> int:
             "cold_copy_ceiling_gbps": cold_gbps,
             "peak_gbps": H200_HBM_PEAK_GBPS,
             "bandwidth": [row.record() for row in rows],
-            "call_cost": [asdict(row) for row in call_rows],
         }
         with open(args.json, "w") as handle:
             json.dump(record, handle, indent=1)

@@ -1,11 +1,10 @@
-"""The four ways ``python -m vecadd bench --mode`` times vecadd.add against torch.add.
+"""The three ways ``vecadd bench --mode`` times vecadd.add against torch.add.
 
 chain: back-to-back calls on the same inputs in a CUDA graph (cache-resident when small);
 cold: the cache flushed before every call; pipeline: a producer writes x, the add runs,
-consumers read z, timed as a whole, eager and in a CUDA graph; kernel: the kernels' own
-durations as the GPU records them (CUPTI), warm (back to back) and cold (after a flush), free
-of launch overlap. Every mode times the two side by side, round by round
-(timing.interleaved_samples), and keeps paired ratios.
+consumers read z, timed as a whole, eager and in a CUDA graph. Every mode times the two side
+by side, round by round (timing.interleaved_samples), and keeps paired ratios. The kernels' own
+durations (CUPTI) are a lab instrument: lab/kernel_durations.py.
 """
 
 from __future__ import annotations
@@ -19,9 +18,9 @@ from .._dtypes import dtype_name
 from .._ops import add
 from .layouts import bytes_moved, operands
 from .report import H200_HBM_PEAK_GBPS, BandwidthRow
-from .timing import batch_samples, cold_samples, kernel_samples
+from .timing import batch_samples, cold_samples
 
-MODES = ("chain", "cold", "pipeline", "kernel")
+MODES = ("chain", "cold", "pipeline")
 
 Call = Callable[[], object]
 
@@ -33,12 +32,14 @@ def cache_bytes(device: torch.device) -> int | None:
     return None
 
 
-def _fits(device: torch.device, nbytes: int) -> bool:
+def fits_in_cache(device: torch.device, nbytes: int) -> bool:
+    """Whether `nbytes` fit in the GPU's L2 (never on a CPU)."""
     size = cache_bytes(device)
     return size is not None and nbytes <= size
 
 
-def _candidates(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, with_out: bool) -> list[Call]:
+def candidates(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, with_out: bool) -> list[Call]:
+    """vecadd.add's call and torch.add's on the same operands, with out=z or without."""
     if with_out:
         return [lambda: add(x, y, out=z), lambda: torch.add(x, y, out=z)]
     return [lambda: add(x, y), lambda: torch.add(x, y)]
@@ -55,7 +56,7 @@ def batch_calls(device: torch.device, nbytes: int) -> int:
     return calls if device.type == "cuda" else max(3, min(calls, 50))
 
 
-def _row(
+def bandwidth_row(
     device: torch.device,
     dtype: torch.dtype,
     n: int,
@@ -66,6 +67,7 @@ def _row(
     samples: list[list[float]],
     resident: bool,
 ) -> BandwidthRow:
+    """A table row from the two candidates' seconds per round (vecadd's first)."""
     ours, theirs = samples
     ours_gbps = nbytes / statistics.median(ours) / 1e9
     theirs_gbps = nbytes / statistics.median(theirs) / 1e9
@@ -82,31 +84,20 @@ def measure_chain(
     x, y, z = operands(n, dtype, device, layout)
     moved = bytes_moved(x, y, z)
     calls = batch_calls(device, moved)
-    samples = batch_samples(_candidates(x, y, z, with_out), device, calls, rounds)
-    return _row(device, dtype, n, layout, with_out, "chain", moved, samples, _fits(device, moved))
+    samples = batch_samples(candidates(x, y, z, with_out), device, calls, rounds)
+    return bandwidth_row(
+        device, dtype, n, layout, with_out, "chain", moved, samples, fits_in_cache(device, moved)
+    )
 
 
 def measure_cold(
     device: torch.device, dtype: torch.dtype, n: int, layout: str, with_out: bool, rounds: int
 ) -> BandwidthRow:
     x, y, z = operands(n, dtype, device, layout)
-    samples = cold_samples(_candidates(x, y, z, with_out), device, cold_calls(device), rounds)
-    return _row(device, dtype, n, layout, with_out, "cold", bytes_moved(x, y, z), samples, False)
-
-
-def measure_kernel(
-    device: torch.device, dtype: torch.dtype, n: int, layout: str, with_out: bool, rounds: int
-) -> list[BandwidthRow]:
-    """The kernels' own durations, warm then cold (on a CPU: the calls' times)."""
-    x, y, z = operands(n, dtype, device, layout)
-    moved = bytes_moved(x, y, z)
-    rows = []
-    for cold in (False, True):
-        calls = cold_calls(device) if cold else batch_calls(device, moved)
-        samples = kernel_samples(_candidates(x, y, z, with_out), device, calls, rounds, cold)
-        mode, resident = ("kernel-cold", False) if cold else ("kernel-warm", _fits(device, moved))
-        rows.append(_row(device, dtype, n, layout, with_out, mode, moved, samples, resident))
-    return rows
+    samples = cold_samples(candidates(x, y, z, with_out), device, cold_calls(device), rounds)
+    return bandwidth_row(
+        device, dtype, n, layout, with_out, "cold", bytes_moved(x, y, z), samples, False
+    )
 
 
 def pipeline_around(add: Call, source: torch.Tensor, x: torch.Tensor, w: torch.Tensor) -> Call:
@@ -136,10 +127,10 @@ def measure_pipeline(
     x, y, z = operands(n, dtype, device, layout)
     source = x.clone()
     w = torch.empty_like(z)
-    fns = [pipeline_around(op, source, x, w) for op in _candidates(x, y, z, with_out)]
+    fns = [pipeline_around(op, source, x, w) for op in candidates(x, y, z, with_out)]
     nbytes = pipeline_bytes(x, y, z)
     item = z.element_size()
-    resident = _fits(device, (2 * x.numel() + y.numel() + 2 * z.numel()) * item)
+    resident = fits_in_cache(device, (2 * x.numel() + y.numel() + 2 * z.numel()) * item)
     calls = batch_calls(device, nbytes)
     variants = [("pipeline-eager", False)] + (
         [("pipeline-graph", True)] if device.type == "cuda" else []
@@ -147,7 +138,9 @@ def measure_pipeline(
     rows = []
     for mode, graph in variants:
         samples = batch_samples(fns, device, calls, rounds, graph=graph)
-        rows.append(_row(device, dtype, n, layout, with_out, mode, nbytes, samples, resident))
+        rows.append(
+            bandwidth_row(device, dtype, n, layout, with_out, mode, nbytes, samples, resident)
+        )
     return rows
 
 
@@ -162,8 +155,6 @@ def measure(
 ) -> list[BandwidthRow]:
     if mode == "pipeline":
         return measure_pipeline(device, dtype, n, layout, with_out, rounds)
-    if mode == "kernel":
-        return measure_kernel(device, dtype, n, layout, with_out, rounds)
     measure_one = measure_chain if mode == "chain" else measure_cold
     return [measure_one(device, dtype, n, layout, with_out, rounds)]
 

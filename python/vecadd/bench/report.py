@@ -5,6 +5,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
+from .._words import plural
+
 # NVIDIA H200 datasheet: 4.8 TB/s of HBM3e bandwidth. Used only to label figures above it.
 H200_HBM_PEAK_GBPS = 4800.0
 
@@ -62,16 +64,6 @@ class BandwidthRow:
         }
 
 
-@dataclass
-class CallCostRow:
-    case: str
-    vecadd_us: float
-    torch_us: float
-    # Median over rounds of vecadd's time over torch.add's in the same round: a burst of
-    # host noise that slows one round of one side does not move it.
-    ratio: float
-
-
 def _median_us(samples: list[float]) -> float:
     return statistics.median(samples) * 1e6 if samples else float("nan")
 
@@ -118,24 +110,15 @@ def summary_lines(rows: list[BandwidthRow]) -> list[str]:
         median = statistics.median(row.ratio for row in cells)
         lines.append(
             f"{mode}: median ratio {median:.3f}, worst {worst.ratio:.3f} at {worst.cell()} "
-            f"({len(cells)} cells)"
+            f"({plural(len(cells), 'cell')})"
         )
         noisy = [row for row in cells if row.spread > SPREAD_WARNING]
         if noisy:
             loudest = max(noisy, key=lambda row: row.spread)
             warnings.append(
-                f"warning: {mode}: the rounds of {len(noisy)} of {len(cells)} cells disagree by "
-                f"more than {SPREAD_WARNING:.0%} ((max-min)/median of per-round ratios; worst "
-                f"{loudest.spread:.0%} at {loudest.cell()}): rerun with more --rounds or on a "
-                "quieter machine"
+                f"warning: {mode}: the rounds of {len(noisy)} of {plural(len(cells), 'cell')} "
+                f"disagree by more than {SPREAD_WARNING:.0%} ((max-min)/median of per-round "
+                f"ratios; worst {loudest.spread:.0%} at {loudest.cell()}): rerun with more "
+                "--rounds or on a quieter machine"
             )
     return lines + warnings
-
-
-def format_call_cost(rows: list[CallCostRow]) -> str:
-    lines = [f"{'call (16 elements)':<34} {'vecadd us':>10} {'torch us':>13} {'ratio':>6}"]
-    for row in rows:
-        lines.append(
-            f"{row.case:<34} {row.vecadd_us:>10.2f} {row.torch_us:>13.2f} {row.ratio:>6.3f}"
-        )
-    return "\n".join(lines)

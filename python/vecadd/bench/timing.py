@@ -175,27 +175,7 @@ def times_after_flushes(spans: Sequence[tuple[str, int, int]], flush_name: str) 
     return times
 
 
-def kernel_times_between(spans: Sequence[tuple[str, int, int]], separator: str) -> list[float]:
-    """Seconds of GPU work between each separator record and the next (or the end): each
-    record from the later of its start and the end of the work before it, so neither the gaps
-    between launches nor the time a launch that overlaps its predecessor waits for it (the
-    predecessor's tail, programmatic dependent launch) count as the kernel's."""
-    times: list[float] = []
-    total = busy_until = None
-    for name, start, end in spans:
-        if name == separator:
-            if total is not None:
-                times.append(total / 1e9)
-            total, busy_until = 0, end
-        elif total is not None:
-            total += max(0, end - max(start, busy_until))
-            busy_until = max(busy_until, end)
-    if total is not None:
-        times.append(total / 1e9)
-    return times
-
-
-def _profiled_cuda_samples(
+def profiled_cuda_samples(
     fns: Sequence[Callable[[], object]],
     separator: torch.Tensor,
     calls: int,
@@ -203,6 +183,9 @@ def _profiled_cuda_samples(
     times_of: Callable[[Sequence[tuple[str, int, int]], str], list[float]],
     mode: str,
 ) -> list[list[float]]:
+    """Seconds per call of each fn as `times_of` reads them from the GPU's own records (the
+    cold mode: from the end of each flush), per round the median of `calls` calls, the fns
+    interleaved round by round."""
     # The GPU's own records (CUPTI through torch.profiler), each call after a zeroing of
     # `separator` that marks where its work begins: judged from paired ratios, CUDA events put
     # 1.5-1.8 us more on a launch that overlaps the previous work's tail than these records do
@@ -241,27 +224,6 @@ def _profiled_cuda_samples(
     return samples_by_candidate(order, per_step)
 
 
-def kernel_samples(
-    fns: Sequence[Callable[[], object]],
-    device: torch.device,
-    calls: int,
-    rounds: int,
-    cold: bool,
-) -> list[list[float]]:
-    """Seconds per call of the GPU work each fn launches, as the GPU records each kernel's start
-    and end: warm (back to back on the same operands, cache-resident where they fit) or cold
-    (after a flush of the cache). Per round the median of `calls` calls, the fns interleaved
-    round by round. On a CPU, the calls' own times, as the chain and cold modes take them."""
-    if device.type != "cuda":
-        if cold:
-            return cold_samples(fns, device, calls, rounds)
-        return batch_samples(fns, device, calls, rounds)
-    # Zeroing one element marks a warm call's start without evicting anything.
-    separator = flush_buffer(device) if cold else torch.empty(1, dtype=torch.int32, device=device)
-    mode = "kernel-cold" if cold else "kernel-warm"
-    return _profiled_cuda_samples(fns, separator, calls, rounds, kernel_times_between, mode)
-
-
 def cold_samples(
     fns: Sequence[Callable[[], object]], device: torch.device, calls: int, rounds: int
 ) -> list[list[float]]:
@@ -270,7 +232,7 @@ def cold_samples(
     from the end of its flush to the end of its last GPU work."""
     flush = flush_buffer(device)
     if device.type == "cuda":
-        return _profiled_cuda_samples(fns, flush, calls, rounds, times_after_flushes, "cold")
+        return profiled_cuda_samples(fns, flush, calls, rounds, times_after_flushes, "cold")
 
     def one_round_cpu(fn: Callable[[], object]) -> float:
         times = []

@@ -1,9 +1,10 @@
 """A self-test of every operator vecadd/_operators.py describes, on every device present
-(``python -m vecadd check``): each record's sum against its exact value for each dtype and its
+(``vecadd check``): each record's sum against its exact value for each dtype and its
 gradients, and add against torch.add itself."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -13,6 +14,7 @@ from .. import _ops
 from .._dtypes import SUPPORTED_DTYPES, dtype_name
 from .._operators import ADD, OPERATORS, Operator
 from .._ops import add
+from .._words import plural
 
 
 @dataclass
@@ -157,16 +159,20 @@ def untested_cuda_note(
     with_cuda: bool, cuda_archs: list[str], visible_gpus: int, why_not: str | None = None
 ) -> str | None:
     """What a run on this machine leaves untested on CUDA, or None when nothing is left."""
+    hidden = os.environ.get("CUDA_VISIBLE_DEVICES")
+    # A GPU hidden on purpose is worth naming; otherwise the plain reason is that none is there.
+    no_gpu = "no CUDA GPU is visible here" + (
+        f" (CUDA_VISIBLE_DEVICES={hidden!r})" if hidden is not None else ""
+    )
     if with_cuda and visible_gpus == 0:
+        archs = ", ".join(cuda_archs) or "no architecture"
+        return f"CUDA kernels built for {archs} but not tested: {no_gpu}; only the CPU was tested"
+    if not with_cuda and visible_gpus == 0:
+        return f"CUDA not tested: {no_gpu}, and this vecadd has no CUDA kernels loaded"
+    if not with_cuda:
         return (
-            f"CUDA kernels built for {', '.join(cuda_archs) or 'no architecture'} but not tested: "
-            "no CUDA GPU is visible here (torch.cuda.is_available() is False; "
-            "check CUDA_VISIBLE_DEVICES and the driver)"
-        )
-    if not with_cuda and visible_gpus > 0:
-        return (
-            f"CUDA GPUs not tested: {visible_gpus} visible, but no CUDA kernels of vecadd are "
-            f"loaded ({why_not or 'none found'}; python -m vecadd info lists its CUDA libraries)"
+            f"CUDA GPUs not tested: {plural(visible_gpus, 'GPU')} visible, but no CUDA kernels of "
+            f"vecadd are loaded ({why_not or 'none found'}; vecadd info lists its CUDA libraries)"
         )
     return None
 

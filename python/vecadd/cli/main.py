@@ -4,22 +4,26 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from .without_torch import PATH_FLAGS, CommandLineError, asks_only_for_a_path
-
-PROG = "python -m vecadd"
+from .._path_query import PATH_FLAGS, asks_only_for_a_path, path_answer
 
 # 128 + SIGPIPE, as cat or yes give after `| head -1`: pipefail sees a cut, not a success.
 EXIT_READER_GONE = 141
 
 
-def _parser() -> argparse.ArgumentParser:
+def invoked_as() -> str:
+    """How the user called the command line: ``vecadd`` (the console script) or
+    ``python -m vecadd``, so that usage and errors repeat what they typed."""
+    return "vecadd" if Path(sys.argv[0]).name == "vecadd" else "python -m vecadd"
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG,
+        prog=prog,
         description="vecadd: z = x + alpha * y for PyTorch on CPU and CUDA.",
     )
     paths = parser.add_mutually_exclusive_group()
@@ -34,7 +38,9 @@ def _parser() -> argparse.ArgumentParser:
     paths.add_argument("--version", action="store_true", help="print vecadd's version and exit")
     commands = parser.add_subparsers(dest="command", metavar="{info,check,bench}")
     info = commands.add_parser("info", help="show how vecadd was built and what it sees")
-    info.add_argument("--json", action="store_true", help="print build_info() as JSON")
+    info.add_argument(
+        "--json", action="store_true", help="print vecadd.build_info() and what it sees as JSON"
+    )
     commands.add_parser("check", help="self-test of every operator on every device present")
     bench = commands.add_parser("bench", help="bandwidth of vecadd.add against torch.add")
     from ..bench.command import add_arguments
@@ -44,44 +50,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _print_path(flag: str) -> int:
-    from .._build_config import VERSION
-    from .._info import get_cmake_dir, get_include
-
-    answers = {
-        "--cmakedir": get_cmake_dir,
-        "--includes": lambda: f"-I{get_include()}",
-        "--version": lambda: f"vecadd {VERSION}",
-    }
-    print(answers[flag]())
-    return 0
-
-
-def _info(as_json: bool) -> int:
-    import torch
-
-    import vecadd
-
-    info = vecadd.build_info()
-    if as_json:
-        print(json.dumps(info, indent=2))
-        return 0
-    libraries = info.pop("cuda_libraries")
-    for key, value in info.items():
-        print(f"{key:>17}: {value}")
-    print(f"{'torch loaded':>17}: {torch.__version__} (CUDA {torch.version.cuda or 'none'})")
-    gpus = (
-        [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-        if torch.cuda.is_available()
-        else []
-    )
-    print(f"{'GPUs':>17}: {', '.join(gpus) if gpus else 'none'}")
-    print(f"{'CUDA libraries':>17}: {len(libraries) or 'none'}")
-    for library in libraries:
-        state = "loaded" if library["folder"] == info["cuda_library"] else "not loaded"
-        print(
-            f"{'':>17}  CUDA {library['cuda_version']} ({state}): {library['folder']}, "
-            f"{' '.join(library['cuda_archs'])}"
-        )
+    print(path_answer(flag))
     return 0
 
 
@@ -109,7 +78,8 @@ def _check() -> int:
 def _run(arguments: list[str]) -> int:
     if asks_only_for_a_path(arguments):
         return _print_path(arguments[0])
-    parser = _parser()
+    prog = invoked_as()
+    parser = _parser(prog)
     args = parser.parse_args(arguments)
     flag = next((f for f in PATH_FLAGS if getattr(args, f.removeprefix("--"))), None)
     if flag is not None:
@@ -117,19 +87,21 @@ def _run(arguments: list[str]) -> int:
             parser.error(f"{flag} prints an answer and takes no command (got {args.command!r})")
         return _print_path(flag)
     if args.command == "info":
-        return _info(args.json)
+        from .info import print_info
+
+        return print_info(as_json=args.json)
     if args.command == "check":
         return _check()
     if args.command == "bench":
-        from ..bench.command import run_from_arguments
+        from ..bench.command import CommandLineError, run_from_arguments
 
         try:
             return run_from_arguments(args)
         except CommandLineError as error:
-            print(f"{PROG} bench: error: {error}", file=sys.stderr)
+            print(f"{prog} bench: error: {error}", file=sys.stderr)
             return error.exit_status
     parser.print_usage(sys.stderr)
-    print(f"{PROG}: error: a command is required (info, check or bench)", file=sys.stderr)
+    print(f"{prog}: error: a command is required (info, check or bench)", file=sys.stderr)
     return 2
 
 

@@ -1,12 +1,12 @@
 """The CPU instructions each way of calling vecadd costs per call, counted by callgrind, and the
 guard that keeps them from growing unseen (nox -s calls).
 
-    python packaging/call_instructions.py measure [--json FILE]  # print (and save) the counts
-    python packaging/call_instructions.py check   # fail where a row is 10 % above its record
-    python packaging/call_instructions.py table   # this environment's record, as docs shows it
+    python tools/calls/instructions.py measure [--json FILE]  # print (and save) the counts
+    python tools/calls/instructions.py check   # fail where a row is 10 % above its record
+    python tools/calls/instructions.py table   # this environment's record, as docs shows it
 
 A count is per call on 16-element float32 CPU tensors with one thread, vecadd's and the torch
-call it replaces, for each row of vecadd/bench/calls.py (the rows `vecadd bench --call-cost`
+call it replaces, for each row of tools/calls/ways.py (the rows `vecadd bench --call-cost`
 times): the instructions of 300 calls less those of 100, over 200, so that what starts and
 stops the count cancels. Instruction counts are repeatable whatever else the machine does
 (timings are not), but they depend on the interpreter and the torch build: a record applies to
@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RECORD = ROOT / "docs" / "data" / "call-instructions.json"
 BENCHMARKS_DOC = ROOT / "docs" / "benchmarks.md"
 TABLE_START = "| call (CPU, 16 elements, one thread) |"
@@ -39,8 +39,7 @@ def _label(row_index: int, side: str, count: int) -> str:
 def _inside() -> None:
     """Runs under callgrind (instrumentation off): each call, counted over both lengths."""
     import torch
-
-    from vecadd.bench.calls import CALLS, call_functions, call_scope
+    from ways import CALLS, call_functions, call_scope
 
     torch.set_num_threads(1)
     scope = call_scope()
@@ -63,7 +62,7 @@ def _inside() -> None:
 
 
 def measure() -> dict:
-    from vecadd.bench.calls import CALLS
+    from ways import CALLS
 
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "callgrind.out"

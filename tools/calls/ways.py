@@ -1,6 +1,6 @@
 """The calls whose per-call cost vecadd watches, each beside the torch call it stands in for:
 timed by ``vecadd bench --call-cost`` and counted in instructions by
-packaging/call_instructions.py (``nox -s calls``), from this one table."""
+tools/calls/instructions.py (``nox -s calls``), from this one table."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""What the command line needs before torch is loaded: light queries and one-line errors.
+"""The questions answered before torch is loaded: ``--cmakedir``, ``--includes``, ``--version``.
 
 Standard library only: ``python -m vecadd --cmakedir`` and the ``vecadd`` console script run
 the package ``__init__`` first, which asks :func:`running_as_path_query` whether to skip loading
-torch and vecadd's libraries.
+torch and vecadd's libraries (downstream CMake asks these, and must not pay for torch).
 """
 
 from __future__ import annotations
@@ -13,18 +13,6 @@ from pathlib import Path
 
 # Answered from files alone: paths for C++ builds, and the version.
 PATH_FLAGS = ("--cmakedir", "--includes", "--version")
-
-# argparse's exit status for a command line it refuses; vecadd's own refusals (a bad value, or
-# one this machine cannot serve, such as --device cuda without a GPU) give the same.
-USAGE = 2
-
-
-class CommandLineError(Exception):
-    """A mistake on the command line or a missing requirement, shown as one line on stderr."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.exit_status = USAGE
 
 
 def asks_only_for_a_path(arguments: Sequence[str]) -> bool:
@@ -47,3 +35,16 @@ def running_as_path_query() -> bool:
     if argv[:1] == ["-m"]:
         return len(original) >= 3 and original[-2] in ("vecadd", "-mvecadd")
     return Path(argv[0]).name == "vecadd" and original[-len(argv) :] == argv
+
+
+def path_answer(flag: str) -> str:
+    """The answer to one of PATH_FLAGS, from files alone."""
+    from ._build_config import VERSION
+    from ._info import get_cmake_dir, get_include
+
+    answers = {
+        "--cmakedir": get_cmake_dir,
+        "--includes": lambda: f"-I{get_include()}",
+        "--version": lambda: f"vecadd {VERSION}",
+    }
+    return answers[flag]()

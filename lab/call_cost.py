@@ -1,0 +1,82 @@
+# Evidence for: docs/benchmarks.md, "NVIDIA H200, 2026-12-05: per-call cost, kernel durations,
+# DTensor on CUDA" (the per-call table), and docs/portable.md, "Per-call cost".
+"""Per-call wall time of each row of tools/calls/ways.py beside the torch call it stands in for,
+on 16-element tensors (the host's cost per call decides the time).
+
+    python lab/call_cost.py [--device cuda] [--rounds 11] [--calls 20000] [--json FILE]
+
+One synchronization per batch of --calls back-to-back calls; each row prints the medians over
+--rounds interleaved rounds and the median of the per-round ratios (below 1: vecadd cheaper).
+The same rows are counted in CPU instructions by tools/calls/instructions.py (nox -s calls).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from vecadd.bench.timing import interleaved_samples, microseconds_per_call
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "calls"))
+from ways import CALLS, call_functions, call_scope
+
+
+@dataclass
+class CallCostRow:
+    case: str
+    vecadd_us: float
+    torch_us: float
+    # Median over rounds of vecadd's time over torch's in the same round: a burst of host
+    # noise that slows one round of one side does not move it.
+    ratio: float
+
+
+def measure_call_cost(device: torch.device, rounds: int, calls: int) -> list[CallCostRow]:
+    per_call = microseconds_per_call(device, calls)
+    scope = call_scope(device)
+    rows = []
+    for name in CALLS:
+        ours, theirs = call_functions(name, scope)
+        ours_us, theirs_us = interleaved_samples([ours, theirs], per_call, rounds)
+        paired = statistics.median(a / b for a, b in zip(ours_us, theirs_us, strict=True))
+        rows.append(
+            CallCostRow(name, statistics.median(ours_us), statistics.median(theirs_us), paired)
+        )
+    return rows
+
+
+def format_call_cost(rows: list[CallCostRow]) -> str:
+    lines = [f"{'call (16 elements)':<34} {'vecadd us':>10} {'torch us':>13} {'ratio':>6}"]
+    for row in rows:
+        lines.append(
+            f"{row.case:<34} {row.vecadd_us:>10.2f} {row.torch_us:>13.2f} {row.ratio:>6.3f}"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    default = "cuda" if torch.cuda.is_available() else "cpu"
+    parser.add_argument("--device", default=default, help=f"cpu or cuda[:N] (default: {default})")
+    parser.add_argument("--rounds", type=int, default=11, help="interleaved rounds (11)")
+    parser.add_argument("--calls", type=int, default=20_000, help="calls per batch (20000)")
+    parser.add_argument("--json", metavar="FILE", help="write the rows as JSON")
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    rows = measure_call_cost(device, args.rounds, args.calls)
+    print(format_call_cost(rows))
+    if args.json:
+        name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+        record = {"device": str(device), "device_name": name, "torch": torch.__version__}
+        with open(args.json, "w") as handle:
+            json.dump({**record, "call_cost": [asdict(row) for row in rows]}, handle, indent=1)
+
+
+if __name__ == "__main__":
+    main()
