@@ -30,7 +30,7 @@ step() { local limit=$1 log=$2; shift 2; echo "+ $* (limit ${limit}s)"; local st
 python3 -m pip install -q --no-deps --no-index "$folder"/vecadd-*.whl "$folder"/expecttest-*.whl
 python3 -m pip install -q --no-deps --no-index --target "$baseline" "$baseline_wheel"
 step 30 info.txt python3 -m vecadd info
-step 30 check_installed.txt python3 packaging/check_installed.py; tail -2 "$out/check_installed.txt"
+step 30 check_installed.txt python3 tools/release/check_installed.py; tail -2 "$out/check_installed.txt"
 step 60 check.txt python3 -m vecadd check; tail -2 "$out/check.txt"
 kernel_add() {
   step 220 kernel_add.txt python3 lab/kernel_durations.py --out no --min-log2 16 \

@@ -6,7 +6,7 @@ straight through the dispatcher, or through one autograd node where a gradient i
 small tensors every Python step of that way is a visible share of the call, so each operator
 gets a function of its own arguments, its checks unrolled from the argument types and torch's
 tracing questions asked inline: no loop over the record, no list of arguments, no starred call
-(docs/portable.md measures the difference). packaging/generate_operators.py writes them from the
+(docs/portable.md measures the difference). cmake/generate_operators.py writes them from the
 records at build time into vecadd/_lean_ways.py, which the wheel holds. Anything a way does not
 take it answers with NotImplemented, and the checked way answers or words the error.
 """

@@ -7,7 +7,7 @@ make the sum (``terms``); ``unnamed_weights`` refuses a record whose ``terms`` r
 weight entry names, so that every rule checks every weight a call gives. Everything else
 derives from the records: the schemas and their ``.out`` overloads, the private overloads with
 no autograd kernel and the lean ways that call them (vecadd/_lean.py), both builds' C++
-registration (through the header packaging/generate_operators.py writes at build time), the
+registration (through the header cmake/generate_operators.py writes at build time), the
 fake kernels, the autograd kernels and the Python wrappers' checks.
 docs/adding-an-operator.md walks through adding one.
 

@@ -1,7 +1,7 @@
 """The torch series a compiled extension is tied to (standard library only).
 
 The runtime check (``vecadd._loader``) and the build's dependency pin
-(``packaging/torch_pin.py``, which loads this file by path) share this one rule.
+(``cmake/torch_pin.py``, which loads this file by path) share this one rule.
 """
 
 from __future__ import annotations
