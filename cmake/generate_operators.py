@@ -12,8 +12,9 @@ argument parsers, from which the native build writes its vecadd._C entries (src/
 It refuses a record whose terms read a number that no weight entry names (no rule would check
 it). With --lean-ways it also writes vecadd/_lean_ways.py, each operator's lean way as a Python
 function of its own arguments (vecadd/_lean.py says why), asking torch's tracing questions inline
-as vecadd/_torch_private.py words them (which imports torch). The records are read by path:
-importing vecadd needs the libraries this build is making.
+as vecadd/_torch_private.py words them (which imports torch), and the function torch.compile
+traces in place of each operator's wrapper. The records are read by path: importing vecadd needs
+the libraries this build is making.
 """
 
 from __future__ import annotations
@@ -239,6 +240,83 @@ def lean_{op}(functional, out_variant, with_grad, typed):
 '''
 
 
+# What each argument type of a traced way asks of a plain call; `{name}` is the argument.
+TRACED_PLAIN = {
+    "Tensor": "kind({name}) is tensor",
+    "Tensor[]": (
+        "kind({name}) in sequences and len_of({name}) > 0 "
+        "and every(kind(t) is tensor for t in {name})"
+    ),
+    "float": "kind({name}) is real",
+    "float[]?": (
+        "({name} is None or kind({name}) in sequences and every(kind(w) is real for w in {name}))"
+    ),
+}
+# How a traced way passes each argument type on to the operator.
+TRACED_PASSED = {
+    "Tensor": "{name}",
+    "Tensor[]": "as_list({name})",
+    "float": "{name}",
+    "float[]?": "None if {name} is None else as_list({name})",
+}
+
+TRACED_WAY = '''
+
+def traced_{op}(functional, checked, kernels_kept):
+    """{call} as torch.compile traces it in its place: {op}({signature}).
+    `functional`: the public functional overload; `checked(arguments, out)`: the checked way;
+    `kernels_kept()`: how many vecadd.keep_kernels() scopes are open."""
+    # Globals read once, here: the traced function reads closure cells, which torch.compile does
+    # not guard, where each global it read would be one more check on every compiled call.
+    tensor, kind, real, sequences = Tensor, type, float, SEQUENCES
+    every, len_of, as_list = all, len, list
+
+    def {op}({signature}):
+        # kernels_kept() is read for its guard: a graph compiled on one side of the switch is
+        # not run on the other.
+        if kernels_kept() >= 0 and out is None and {plain}:
+            return functional({passed})
+        return checked(({parameters},), out)
+
+    return {op}
+'''
+
+
+def python_default(argument) -> str:
+    """The Python default of a record's argument, as its wrapper declares it."""
+    if argument.default is None or argument.default == "None":
+        return "" if argument.default is None else "=None"
+    return f"={float(argument.default)!r}" if argument.type == "float" else f"={argument.default}"
+
+
+def wrapper_signature(op) -> str:
+    """The parameters of the operator's Python wrapper: the record's arguments, then out."""
+    words, keyword = [], False
+    for argument in op.arguments:
+        if argument.keyword_only and not keyword:
+            words.append("*")
+            keyword = True
+        words.append(argument.name + python_default(argument))
+    return ", ".join([*words, "out=None"] if keyword else [*words, "*", "out=None"])
+
+
+def traced_way(op) -> str:
+    passed = [
+        TRACED_PASSED[a.type].format(name=a.name)
+        if not a.keyword_only
+        else f"{a.name}={TRACED_PASSED[a.type].format(name=a.name)}"
+        for a in op.arguments
+    ]
+    return TRACED_WAY.format(
+        op=op.name,
+        call=op.call,
+        signature=wrapper_signature(op),
+        plain=" and ".join(TRACED_PLAIN[a.type].format(name=a.name) for a in op.arguments),
+        passed=", ".join(passed),
+        parameters=", ".join(argument.name for argument in op.arguments),
+    )
+
+
 def functional_call(op) -> str:
     """The functional overload's call; a trailing float equal to its default is left out, which
     the dispatcher takes at less cost than a float passed."""
@@ -254,8 +332,10 @@ def functional_call(op) -> str:
 
 
 def lean_ways(records, tracing: str, blocked: str) -> str:
-    """vecadd/_lean_ways.py: the head, then lean_<name>(functional, out_variant, with_grad,
-    typed) for each operator, which gives its lean way."""
+    """vecadd/_lean_ways.py: the head, then for each operator lean_<name>(functional,
+    out_variant, with_grad, typed), which gives its lean way, and traced_<name>(functional,
+    checked, kernels_kept), which gives the function torch.compile traces in its wrapper's
+    place."""
     ways = [LEAN_WAYS_HEAD.format(tracing=tracing, blocked=blocked)]
     for op in records.OPERATORS:
         ways.append(
@@ -268,6 +348,7 @@ def lean_ways(records, tracing: str, blocked: str) -> str:
                 functional=functional_call(op),
             )
         )
+        ways.append(traced_way(op))
     return "".join(ways)
 
 

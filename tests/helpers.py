@@ -5,6 +5,7 @@ stay in conftest.py)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -65,6 +66,20 @@ def assert_matches_torch_add(result, x, y, alpha: float | int = 1) -> None:
     from vecadd.cli.check import assert_matches_torch_add as compare
 
     compare(result, x, y, alpha)
+
+
+def compiled_guards(function) -> list[str]:
+    """What torch.compile checks before each call of `function`'s one compiled graph, one
+    expression per guard (from Dynamo's cache entry, a torch-private view kept to tests)."""
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    (entry,) = _debug_get_cache_entry_list(function.__code__)
+    lines = str(entry.guard_manager).splitlines()
+    return [
+        line.split(": ", 1)[1].split("  #")[0].strip()
+        for line in lines
+        if re.search(r"\+- [A-Z_]+(MATCH|CHECK): ", line)
+    ]
 
 
 def major_minor(version: str) -> str:

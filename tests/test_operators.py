@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import vecadd
-from helpers import op_error
+from helpers import compiled_guards, op_error
 from vecadd._operators import OPERATORS, Operator, unnamed_weights
 
 LIST_LENGTH = 3
@@ -202,6 +202,29 @@ def test_each_operator_compiles_fused_into_its_neighbours(op):
         compiled(*arguments)
     called = {event.name for event in profile.events() if event.name.startswith("vecadd::")}
     assert not called, f"{op.name} compiled to vecadd's kernels {sorted(called)}, not fused"
+
+
+@pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
+def test_a_compiled_call_of_each_operator_checks_only_its_wrapper_and_the_switch(op):
+    # torch.compile traces the record's traced way (vecadd/_lean.py) in the wrapper's place: of
+    # vecadd's objects, each compiled call then checks the keep_kernels() count alone (Dynamo
+    # guards every object a trace reads, on every call: docs/compile.md).
+    arguments = sample_arguments(op, "cpu", dtype=torch.float32)
+    positional, named = op.split(arguments)
+
+    def block(*values):
+        return getattr(vecadd, op.name)(*values, **named).relu()
+
+    torch._dynamo.reset()  # block's code is every case's: its graph alone in the cache
+    compiled = torch.compile(block, fullgraph=True)
+    torch.testing.assert_close(compiled(*positional), reference(op, arguments).relu())
+    internals = [guard for guard in compiled_guards(block) if "__import_vecadd" in guard]
+    switch = "G['__import_vecadd_dot__compile']"  # the module, then its count
+    assert [guard.startswith((f"___check_obj_id({switch}", switch)) for guard in internals] == [
+        True,
+        True,
+    ], internals
+    assert internals[1] == f"{switch}.kept_scopes == 0", internals
 
 
 @pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)

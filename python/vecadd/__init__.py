@@ -28,9 +28,11 @@ __all__ = [
 if not running_as_path_query():
     import torch  # noqa: F401  (torch's libraries must be loaded before vecadd's own)
 
-    from . import _library  # noqa: F401  (defines the operators, loads their kernels)
+    from . import _compile, _library  # noqa: F401  (_library defines the operators, loads their kernels)
     from ._compile import keep_kernels
     from ._dtypes import SUPPORTED_DTYPES
     from ._export import decompositions, onnx_translations
     from ._module import VecAdd
     from ._ops import add, add_n
+
+    _compile.register_traced_ways_when_dynamo_loads()  # once every wrapper exists

@@ -28,6 +28,7 @@ from ._on_import import when_imported
 from ._operators import OPERATORS, Operator
 
 INDUCTOR_LOWERING_MODULE = "torch._inductor.lowering"
+DYNAMO_MODULE = "torch._dynamo"
 # Put in torch.compile's cache keys while kernels are kept.
 _KEPT_TAG = "+vecadd-kernels"
 
@@ -37,6 +38,12 @@ _KEPT_TAG = "+vecadd-kernels"
 # anew on the other side of the switch), and the lowerings read it.
 kept_scopes = 0
 _kept_lock = threading.Lock()
+
+
+def kernels_kept() -> int:
+    """How many keep_kernels() scopes are open; what torch.compile traces reads it here, so that
+    the count is one of the compiled function's guards."""
+    return kept_scopes
 
 
 @contextlib.contextmanager
@@ -139,3 +146,26 @@ def register_lowerings() -> None:
 
 def register_when_inductor_loads() -> None:
     when_imported(INDUCTOR_LOWERING_MODULE, register_lowerings)
+
+
+def _trace_the_traced_ways() -> None:
+    from . import _ops  # imported by now: vecadd/__init__.py registers after the wrappers exist
+
+    for op in OPERATORS:
+        wrapper = getattr(_ops, op.name, None)
+        try:
+            torch.compiler.substitute_in_graph(wrapper)(_ops.TRACED_WAYS[op.name])
+        except (TypeError, ValueError) as error:
+            # torch.compile then traces the wrapper itself: the same graph, more guards per call.
+            warnings.warn(
+                f"vecadd.{op.name}: torch.compile cannot trace its traced way ({error}); it "
+                "traces the wrapper, at a higher cost per compiled call",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+
+def register_traced_ways_when_dynamo_loads() -> None:
+    """torch.compile traces each operator's traced way (vecadd/_lean.py) where a compiled
+    function calls its wrapper (vecadd.add, ...), from the moment torch._dynamo is imported."""
+    when_imported(DYNAMO_MODULE, _trace_the_traced_ways)

@@ -9,6 +9,11 @@ tracing questions asked inline: no loop over the record, no list of arguments, n
 (docs/portable.md measures the difference). cmake/generate_operators.py writes them from the
 records at build time into vecadd/_lean_ways.py, which the wheel holds. Anything a way does not
 take it answers with NotImplemented, and the checked way answers or words the error.
+
+The same file holds each operator's traced way: the function torch.compile traces in place of
+the operator's wrapper (vecadd/_compile.py registers it), which passes plain tensors and float
+weights to the public operator through closure cells alone, since torch.compile checks every
+global a traced function reads on every compiled call (docs/compile.md).
 """
 
 from __future__ import annotations
@@ -81,3 +86,17 @@ def lean_way(
     )
     with_grad = None if grad_way is None else grad_way(op, functional)
     return getattr(_lean_ways, f"lean_{op.name}")(functional, out_variant, with_grad, typed)
+
+
+def traced_way(
+    op: Operator,
+    checked: Callable[[tuple, torch.Tensor | None], torch.Tensor],
+    kernels_kept: Callable[[], int],
+) -> Callable[..., torch.Tensor]:
+    """The function torch.compile traces in place of the operator's wrapper, with the wrapper's
+    signature: the public operator for plain tensors and float weights, else `checked(arguments
+    in the record's order, out)`. `kernels_kept()` is read so that its value is a guard."""
+    from . import _lean_ways
+
+    functional = getattr(torch.ops.vecadd, op.name).default
+    return getattr(_lean_ways, f"traced_{op.name}")(functional, checked, kernels_kept)

@@ -11,14 +11,16 @@ an autograd.Function that supports them).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from . import _compile
 from . import _torch_private as private
 from ._fake import check_out
-from ._lean import lean_way, untraced
+from ._lean import lean_way, traced_way, untraced
 from ._library import native_module
-from ._operators import ADD, ADD_N, EXACT_INTEGER_LIMIT, OPERATORS, Operator
+from ._operators import ADD, ADD_N, BY_NAME, EXACT_INTEGER_LIMIT, OPERATORS, Operator
 from ._sharding import check_distributed
 
 # The checked way's question, true under torch.compile and torch.export alike (the lean ways
@@ -195,6 +197,23 @@ ENTRIES = {
 lean_add, _lean_add_n = ENTRIES["add"], ENTRIES["add_n"]  # lean_add: the VecAdd layer's too
 
 
+def _checked_way(name: str) -> Callable[[tuple, torch.Tensor | None], torch.Tensor]:
+    def checked(arguments: tuple, out: torch.Tensor | None) -> torch.Tensor:
+        # The record by its name: torch.compile can trace a record it reads from a global, not
+        # one held in a closure.
+        return call(BY_NAME[name], arguments, out)
+
+    return checked
+
+
+# What torch.compile traces in place of each wrapper below (vecadd/_compile.py registers them
+# once torch._dynamo is imported): plain tensors and float weights go to the public operator
+# through as few guarded objects as a call of torch.add, anything else to the checked way.
+TRACED_WAYS = {
+    op.name: traced_way(op, _checked_way(op.name), _compile.kernels_kept) for op in OPERATORS
+}
+
+
 def add(
     x: torch.Tensor,
     y: torch.Tensor,
@@ -213,8 +232,9 @@ def add(
     result = lean_add(x, y, alpha, out)  # NotImplemented while compile or export traces
     if result is not NotImplemented:
         return result
-    # Traced by torch.compile or torch.export: plain tensors and a float weight go straight to
-    # the operator, through as few Python objects as Dynamo then guards on every compiled call
+    # Traced by torch.export, or by torch.compile as the compiled function itself (a call
+    # inside one traces TRACED_WAYS["add"]): plain tensors and a float weight go straight to the
+    # operator, through few of the Python objects Dynamo guards on every compiled call
     # (docs/compile.md); reading the switch makes it one of those guards.
     traced = is_compiling() and out is None and _compile.kept_scopes >= 0
     if traced and type(x) is _Tensor and type(y) is _Tensor and type(alpha) is float:
