@@ -1,5 +1,4 @@
-# Evidence for: docs/benchmarks.md, "NVIDIA H200, 2026-12-05: per-call cost, kernel durations,
-# DTensor on CUDA" (the per-call table), and docs/portable.md, "Per-call cost".
+# Evidence for: docs/benchmarks.md, "Per-call cost", and docs/portable.md, "Per-call cost".
 """Per-call wall time of each row of tools/calls/ways.py beside the torch call it stands in for,
 on 16-element tensors (the host's cost per call decides the time).
 

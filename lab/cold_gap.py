@@ -1,5 +1,5 @@
-# Evidence for: docs/kernel-notes.md, "Versions, predictions, outcomes" (how the cold mode times a
-# call), and docs/benchmarks.md, "NVIDIA H200, 2026-12-01, three modes, version 18".
+# Evidence for: docs/kernel-notes.md, "How the bench times a kernel" (how the cold mode times a
+# call), and docs/benchmarks.md, "Chain, cold and pipeline: NVIDIA H200, 2026-12-01".
 """Where the cold-cache gap to torch.add sits: in the kernels' run time, or around them.
 
     python lab/cold_gap.py [--rounds 15] [--profiled-calls 200] [--flush-mib N]

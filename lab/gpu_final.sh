@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Evidence for: docs/benchmarks.md, "NVIDIA H200, 2026-12-04, 0.3.0 against 0.2.0 and add_n" (it ran
-# every command there).
+# Evidence for: the H200 run of 2026-12-04 that compared 0.3.0 with 0.2.0 and timed add_n (its
+# report left docs/benchmarks.md for git history; the page keeps the current figures).
 # One GPU session for a wheel built elsewhere, each step under its own time limit so that one
 # overrun leaves the others' logs: install and self-test, add_n against the chained torch.add
 # and torch.compile (cold), add against an earlier release's wheel (alternating pairs), the

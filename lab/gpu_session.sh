@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Evidence for: docs/benchmarks.md, "Rerun it" and "Sanitizers", and docs/building.md, "Tests".
+# Evidence for: docs/benchmarks.md, "Rerun it" and "Memory and sanitizers", and docs/building.md,
+# "Tests".
 # Build vecadd on a GPU machine with the torch already installed there, run the whole test
 # suite and the benchmark; logs and results go to $OUT (default: ./gpu-results).
 # Usage: lab/gpu_session.sh [build] [test] [bench] [archs] [variants] [sanitize]

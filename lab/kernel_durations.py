@@ -1,5 +1,5 @@
-# Evidence for: docs/benchmarks.md, "NVIDIA H100, 2026-12-05: kernel durations, two packs for
-# 4-byte elements", and docs/kernel-notes.md, "Versions, predictions, outcomes".
+# Evidence for: docs/benchmarks.md, "Kernel durations: NVIDIA H100, 2026-12-05", and
+# docs/kernel-notes.md, "Contiguous calls".
 """The kernels' own durations, vecadd's beside torch's, as the GPU records them (CUPTI through
 torch.profiler): free of launch overlap, warm (back to back on the same operands, cache-resident
 where they fit) and cold (each call after a cache flush).

@@ -1,5 +1,5 @@
-# Evidence for: docs/kernel-notes.md, "Versions, predictions, outcomes" (the candidates each kernel
-# version was chosen over).
+# Evidence for: docs/kernel-notes.md, "Contiguous calls" and "What was tried and is not in the
+# kernels" (the candidates each rule was chosen over).
 """Time candidate contiguous kernels next to vecadd's own and torch.add on the same buffers.
 
     lab/gpu_session.sh variants     # builds kernel_variants.so against the installed vecadd

@@ -1,5 +1,5 @@
-# Evidence for: docs/benchmarks.md, "NVIDIA H200, 2026-12-01, three modes, version 18" (how far a
-# ratio can be trusted), and docs/kernel-notes.md, "Versions, predictions, outcomes".
+# Evidence for: docs/benchmarks.md, "Chain, cold and pipeline: NVIDIA H200, 2026-12-01" (how far
+# a ratio can be trusted), and docs/kernel-notes.md, "How the bench times a kernel".
 """How far torch.add is from itself in the bench's modes: the resolution of a ratio to it.
 
     python lab/parity_spread.py [--rounds 7] [--modes cold,pipeline-graph]

@@ -286,7 +286,7 @@ def refused_calls(device):
         "weights of another length": (
             lambda: vecadd.add_n([t(3), t(3)], [1.0]),
             ValueError,
-            "vecadd.add_n(): argument 'weights' has 1 values but 'tensors' has 2 tensors; "
+            "vecadd.add_n(): argument 'weights' has 1 value but 'tensors' has 2 tensors; "
             "expected one weight per tensor",
         ),
         "mixed dtypes": (

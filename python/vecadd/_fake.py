@@ -13,6 +13,7 @@ import torch
 
 from ._dtypes import SUPPORTED_DTYPES, compute_dtype
 from ._operators import OPERATORS, Operator
+from ._words import plural
 
 _FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 _COMPUTES_IN_FLOAT32 = tuple(d for d in SUPPORTED_DTYPES if compute_dtype(d) == torch.float32)
@@ -68,8 +69,8 @@ def check_list(op: Operator, tensors: list, weights: list) -> None:
         )
     if len(weights) != len(tensors):
         raise ValueError(
-            f"{op.call}: argument '{op.weights_list}' has {len(weights)} values but "
-            f"'{op.inputs}' has {len(tensors)} tensors; expected one weight per tensor"
+            f"{op.call}: argument '{op.weights_list}' has {plural(len(weights), 'value')} but "
+            f"'{op.inputs}' has {plural(len(tensors), 'tensor')}; expected one weight per tensor"
         )
 
 

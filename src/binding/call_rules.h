@@ -263,10 +263,15 @@ struct CallRules {
     }
     if (weight_count != count) {
       Api::fail(ErrorKind::kValue, std::string(words.call) + ": argument '" + words.weights_list +
-                                       "' has " + std::to_string(weight_count) + " values but '" +
-                                       words.list + "' has " + std::to_string(count) +
-                                       " tensors; expected one weight per tensor");
+                                       "' has " + counted(weight_count, "value") + " but '" +
+                                       words.list + "' has " + counted(count, "tensor") +
+                                       "; expected one weight per tensor");
     }
+  }
+
+  // "1 value", "2 values".
+  static std::string counted(int count, const char* noun) {
+    return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
   }
 
   // The inputs: defined, a supported dtype, the first one's dtype and device; the weights:
