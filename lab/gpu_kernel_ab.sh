@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Evidence for: docs/kernel-notes.md, version 20, and docs/benchmarks.md (kernel durations on the
-# H100). Three launch policies of add on one GPU, in one device call of at most AB_BUDGET_S
-# seconds (default 470): NEW_FOLDER's wheel with its measured policy ("new"), the same wheel
-# with the candidate shapes (VECADD_LAUNCH_CANDIDATE=l2, "candidate") and OLD_FOLDER's wheel
-# ("old"), the same Python and bench for all three. Steps, in order of need:
+# Evidence for: docs/kernel-notes.md, "Contiguous calls" (the candidates), and docs/benchmarks.md
+# (kernel durations on the H100). Three launch policies of add on one GPU, in one device call of
+# at most AB_BUDGET_S seconds (default 470): NEW_FOLDER's wheel with its measured policy ("new"),
+# the same wheel with the candidate packs (VECADD_LAUNCH_CANDIDATE=two-packs, "candidate") and
+# OLD_FOLDER's wheel ("old"), the same Python and bench for all three. Steps, in order of need:
 # - the launch-shape tests of new and candidate (each policy is what the timings assume);
 # - their kernel-duration tables (`lab/kernel_durations.py`, warm and cold, 2^16-2^26,
 #   float32, float16, bfloat16 and int64, whose kernel is the same in all three builds: the
@@ -37,7 +37,7 @@ step() {  # LIMIT COMMAND...: run it under min(LIMIT, what is left of the budget
 build_env() {  # BUILD
   case $1 in
     new) echo "VECADD_BUILD=new" ;;
-    candidate) echo "VECADD_LAUNCH_CANDIDATE=l2" ;;
+    candidate) echo "VECADD_LAUNCH_CANDIDATE=two-packs" ;;
     old) echo "PYTHONPATH=$old_site" ;;
   esac
 }
@@ -53,7 +53,7 @@ pipeline_table() {  # BUILD
 }
 shape_tests() {  # BUILD
   step 45 env "$(build_env "$1")" python3 -m pytest -q -p no:cacheprovider tests/test_cuda.py \
-    -k "two_packs or candidate_shapes or every_launch_shape or small_blocks or large_blocks"
+    -k "two_packs or candidate_packs or every_launch_shape or small_blocks or large_blocks"
 }
 side_by_side() {  # KIND: the builds whose JSON exists, in the order candidate, new, old
   local runs=() build

@@ -217,7 +217,7 @@ def _threads_per_block(kernel: str) -> int:
 
 # lab/gpu_kernel_ab.sh times candidate launch shapes by running the library with this set; the
 # shape tests then check the candidate's rule instead of the measured one.
-CANDIDATE_SHAPES = os.environ.get("VECADD_LAUNCH_CANDIDATE") == "l2"
+CANDIDATE_SELECTED = os.environ.get("VECADD_LAUNCH_CANDIDATE") == "two-packs"
 
 
 def _eager_kernel(dtype: torch.dtype, mebibytes: float) -> tuple[int, str]:
@@ -232,7 +232,7 @@ def _eager_kernel(dtype: torch.dtype, mebibytes: float) -> tuple[int, str]:
 
 @pytest.mark.profiler
 @pytest.mark.skipif(
-    CANDIDATE_SHAPES, reason="VECADD_LAUNCH_CANDIDATE=l2 runs other launch shapes than these"
+    CANDIDATE_SELECTED, reason="VECADD_LAUNCH_CANDIDATE=two-packs runs other launch shapes"
 )
 @pytest.mark.parametrize("dtype", vecadd.SUPPORTED_DTYPES)
 @pytest.mark.parametrize(
@@ -247,36 +247,37 @@ def test_four_and_eight_byte_elements_take_two_packs_from_4_to_128_mib(dtype, me
     assert (_threads_per_block(kernel), _packs_per_thread(kernel)) == (128, expected), kernel
 
 
-def _candidate_shape(dtype: torch.dtype, n: int) -> tuple[int, int]:
-    """(threads per block, packs per thread) that add_cuda.cu's candidate_shape picks."""
+def _measured_packs(dtype: torch.dtype, n: int) -> int:
+    """Packs per thread of add_cuda.cu's takes_two_packs: two for 4- and 8-byte calls of 4 to
+    128 MiB whose two-pack grid gives every SM two blocks."""
+    call_bytes = 3 * n * dtype.itemsize
+    two_pack_blocks = -(-n // (128 * 2 * (16 // dtype.itemsize)))
+    fills_sms = two_pack_blocks >= 2 * torch.cuda.get_device_properties(0).multi_processor_count
+    in_range = 4 << 20 <= call_bytes < 128 << 20
+    return 2 if dtype.itemsize >= 4 and in_range and fills_sms else 1
+
+
+def _candidate_packs(dtype: torch.dtype, n: int) -> int:
+    """Packs per thread that add_cuda.cu's candidate_packs picks (128-thread blocks)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    width = 16 // dtype.itemsize
     call_bytes = 3 * n * dtype.itemsize
     short_call = call_bytes < 4 << 20
-
-    def blocks(threads: int, packs: int) -> int:
-        return -(-n // (threads * packs * width))
-
-    if call_bytes < 128 << 20 and not (short_call and dtype.itemsize == 8):
-        least_blocks = (1 if short_call else 2) * sms
-        most_packs = 4 if dtype.itemsize == 2 and 2 * call_bytes <= _l2_bytes() else 2
-        for packs in (4, 2):
-            if packs <= most_packs and blocks(128, packs) >= least_blocks:
-                return 128, packs
-    threads = 128
-    while threads > 32 and blocks(threads, 1) < sms:
-        threads //= 2
-    return threads, 1
+    two_pack_blocks = -(-n // (128 * 2 * (16 // dtype.itemsize)))
+    if dtype.itemsize == 8 or (dtype.itemsize == 4 and not short_call):
+        return _measured_packs(dtype, n)
+    if dtype.itemsize == 2 and call_bytes >= 64 << 20:
+        return 1
+    return 2 if two_pack_blocks >= (1 if short_call else 2) * sms else 1
 
 
 @pytest.mark.profiler
-@pytest.mark.skipif(not CANDIDATE_SHAPES, reason="needs VECADD_LAUNCH_CANDIDATE=l2")
+@pytest.mark.skipif(not CANDIDATE_SELECTED, reason="needs VECADD_LAUNCH_CANDIDATE=two-packs")
 @pytest.mark.parametrize("dtype", vecadd.SUPPORTED_DTYPES)
 @pytest.mark.parametrize("mebibytes", [0.25, 1, 3, 6, 16, 24, 48, 100, 160])
-def test_candidate_shapes_follow_size_width_sms_and_l2(dtype, mebibytes):
+def test_candidate_packs_follow_size_width_and_sms(dtype, mebibytes):
     n, kernel = _eager_kernel(dtype, mebibytes)
     shape = (_threads_per_block(kernel), _packs_per_thread(kernel))
-    assert shape == _candidate_shape(dtype, n), kernel
+    assert shape == (128, _candidate_packs(dtype, n)), kernel
 
 
 def _streams(kernel: str) -> bool:

@@ -286,89 +286,35 @@ bool takes_two_packs(std::int64_t n, std::int64_t bytes) {
          kTwoPackMinBlocksPerSm * device_property<cudaDevAttrMultiProcessorCount>();
 }
 
-// How a call outside the 1024-thread shape is cut: threads per block, 16-byte packs per thread.
-struct ContiguousShape {
-  int threads;
-  int packs;
-};
-
-// The launch policy above.
+// Candidate packs per thread for the cells still below torch.add on the H100, warm: 2-byte types
+// at 2^19-2^20 and float32 at 2^18 (docs/kernel-notes.md). The first candidate (four packs for
+// 2-byte calls in the L2, narrow blocks for small grids) won those and lost 2-byte 2^16-2^17
+// and 2^22; this one keeps what won: two packs for 2- and 4-byte calls wherever the two-pack
+// grid gives every SM a block (below kShortCallBytes) or kTwoPackMinBlocksPerSm blocks, 2-byte
+// calls up to half of kTwoPackMaxBytes (one pack matched torch.add at 2^24 and up). The lab
+// selects it with VECADD_LAUNCH_CANDIDATE=two-packs.
 template <class T>
-ContiguousShape measured_shape(std::int64_t n, std::int64_t bytes) {
-  return {128, takes_two_packs<T>(n, bytes) ? 2 : 1};
-}
-
-// Candidate shapes for the cells still below torch.add on the H100 (2-byte types at 6-24 MiB,
-// float32 at 3 MiB, every type at 2^16; docs/kernel-notes.md, version 20). Timed on the H100
-// (docs/benchmarks.md): they won float32 2^18 and 2-byte 2^19-2^20 warm, lost 2-byte 2^16 and
-// 2^22, so they stay off; the lab selects them with VECADD_LAUNCH_CANDIDATE=l2.
-template <class T>
-ContiguousShape candidate_shape(std::int64_t n, std::int64_t bytes) {
-  const std::int64_t sms = device_property<cudaDevAttrMultiProcessorCount>();
+int candidate_packs(std::int64_t n, std::int64_t bytes) {
   const bool short_call = bytes < kShortCallBytes;
-  // 8-byte calls below kShortCallBytes lost 1-3 % with two packs on the H200 (version 17).
-  if (bytes < kTwoPackMaxBytes && !(short_call && sizeof(T) == 8)) {
-    // Below kShortCallBytes every block starts at once whatever the shape: one per SM reaches
-    // every SM, as torch.add's two-pack float32 grid does at 3 MiB, where it is ahead.
-    const std::int64_t least_blocks = (short_call ? 1 : kTwoPackMinBlocksPerSm) * sms;
-    // While a 2-byte call sits in the L2 (warm on the H100, 50 MiB: a 48 MiB call ran at DRAM
-    // speed, a 24 MiB one at 5.7 TB/s), four packs halve its blocks again and keep 64 bytes of
-    // each input in flight per thread, as torch.add's 8-byte kernel does.
-    const bool fits_l2 = 2 * bytes <= device_property<cudaDevAttrL2CacheSize>();
-    const int most_packs = sizeof(T) == 2 && fits_l2 ? 4 : 2;
-    for (int packs = most_packs; packs > 1; packs /= 2) {
-      if (grid_blocks<T>(n, 128, packs) >= least_blocks) {
-        return {128, packs};
-      }
-    }
+  if (sizeof(T) == 8 || (sizeof(T) == 4 && !short_call)) {
+    return takes_two_packs<T>(n, bytes) ? 2 : 1;  // the measured policy
   }
-  // A grid of fewer blocks than SMs leaves SMs idle while the busy ones queue their loads:
-  // narrower blocks spread the same warps over more SMs.
-  int threads = 128;
-  while (threads > 32 && grid_blocks<T>(n, threads, 1) < sms) {
-    threads /= 2;
+  if (sizeof(T) == 2 && bytes >= kTwoPackMaxBytes / 2) {
+    return 1;
   }
-  return {threads, 1};
+  const std::int64_t least_blocks =
+      (short_call ? 1 : kTwoPackMinBlocksPerSm) * device_property<cudaDevAttrMultiProcessorCount>();
+  return grid_blocks<T>(n, 128, 2) >= least_blocks ? 2 : 1;
 }
 
-// Lab only: VECADD_LAUNCH_CANDIDATE=l2 puts candidate_shape in the place of measured_shape, so
-// that one build times both (lab/gpu_kernel_ab.sh). Read once per process.
-bool candidate_shapes_selected() {
+// Lab only: VECADD_LAUNCH_CANDIDATE=two-packs puts candidate_packs in the place of the measured
+// policy, so that one build times both (lab/gpu_kernel_ab.sh). Read once per process.
+bool candidate_selected() {
   static const bool selected = [] {
     const char* value = std::getenv("VECADD_LAUNCH_CANDIDATE");
-    return value != nullptr && std::string_view(value) == "l2";
+    return value != nullptr && std::string_view(value) == "two-packs";
   }();
   return selected;
-}
-
-// The kernel of a shape. The narrow-block and four-pack kernels exist with 32-bit indices only
-// (every call they are chosen for is that small) and four packs for 2-byte types only; any
-// other shape falls back to 128 threads.
-template <class T, class Index, int kCapacity>
-cudaError_t launch_shape(const Launch<T, kCapacity>& launch, std::int64_t n, ContiguousShape shape,
-                         cudaStream_t stream, detail::LaunchOrder order) {
-  constexpr int kWidth = kVectorBytes / sizeof(T);
-  if constexpr (std::is_same_v<Index, std::int32_t>) {
-    if constexpr (sizeof(T) == 2) {
-      if (shape.packs == 4) {
-        return detail::launch_contiguous<T, kWidth, 128, 4, Index>(launch.in, launch.z, n, stream,
-                                                                   order);
-      }
-    }
-    if (shape.threads == 64) {
-      return detail::launch_contiguous<T, kWidth, 64, 1, Index>(launch.in, launch.z, n, stream,
-                                                                order);
-    }
-    if (shape.threads == 32) {
-      return detail::launch_contiguous<T, kWidth, 32, 1, Index>(launch.in, launch.z, n, stream,
-                                                                order);
-    }
-  }
-  if (shape.packs == 2) {
-    return detail::launch_contiguous<T, kWidth, 128, 2, Index>(launch.in, launch.z, n, stream,
-                                                               order);
-  }
-  return detail::launch_contiguous<T, kWidth, 128, 1, Index>(launch.in, launch.z, n, stream, order);
 }
 
 // The launch shape for n contiguous elements with 16-byte aligned operands.
@@ -382,9 +328,14 @@ cudaError_t launch_aligned(const Launch<T, kCapacity>& launch, std::int64_t n, s
                                                                order);
   } else {
     if (previous != detail::Predecessor::kVecadd || bytes < kShortCallBytes) {
-      const ContiguousShape shape =
-          candidate_shapes_selected() ? candidate_shape<T>(n, bytes) : measured_shape<T>(n, bytes);
-      return launch_shape<T, Index>(launch, n, shape, stream, order);
+      const int packs = candidate_selected() ? candidate_packs<T>(n, bytes)
+                                             : (takes_two_packs<T>(n, bytes) ? 2 : 1);
+      if (packs == 2) {
+        return detail::launch_contiguous<T, kWidth, 128, 2, Index>(launch.in, launch.z, n, stream,
+                                                                   order);
+      }
+      return detail::launch_contiguous<T, kWidth, 128, 1, Index>(launch.in, launch.z, n, stream,
+                                                                 order);
     }
     constexpr detail::LaunchOrder kAfterStores{true, detail::Release::kAfterStores};
     // Streaming (evict-first) stores only where z cannot stay in the L2 anyway: below that,
