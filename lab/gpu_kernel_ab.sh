@@ -2,8 +2,8 @@
 # Evidence for: docs/kernel-notes.md, "Contiguous calls" (the candidates), and docs/benchmarks.md
 # (kernel durations on the H100). Three launch policies of add on one GPU, in one device call of
 # at most AB_BUDGET_S seconds (default 470): NEW_FOLDER's wheel with its measured policy ("new"),
-# the same wheel with the candidate packs (VECADD_LAUNCH_CANDIDATE=two-packs, "candidate") and
-# OLD_FOLDER's wheel ("old"), the same Python and bench for all three. Steps, in order of need:
+# the same wheel with the candidate packs (VECADD_LAUNCH_CANDIDATE=one-pack-8-byte, "candidate")
+# and OLD_FOLDER's wheel ("old"), the same Python and bench for all three. Steps, in order of need:
 # - the launch-shape tests of new and candidate (each policy is what the timings assume);
 # - their kernel-duration tables (`lab/kernel_durations.py`, warm and cold, 2^16-2^26,
 #   float32, float16, bfloat16 and int64, whose kernel is the same in all three builds: the
@@ -20,6 +20,7 @@ new=$1
 old=$2
 out=${OUT:-/tmp/vecadd-kernel-ab}
 budget=${AB_BUDGET_S:-470}
+rounds=${AB_ROUNDS:-5}  # rounds of each table
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 old_site=/tmp/vecadd-old
@@ -37,18 +38,18 @@ step() {  # LIMIT COMMAND...: run it under min(LIMIT, what is left of the budget
 build_env() {  # BUILD
   case $1 in
     new) echo "VECADD_BUILD=new" ;;
-    candidate) echo "VECADD_LAUNCH_CANDIDATE=two-packs" ;;
+    candidate) echo "VECADD_LAUNCH_CANDIDATE=one-pack-8-byte" ;;
     old) echo "PYTHONPATH=$old_site" ;;
   esac
 }
 kernel_table() {  # BUILD
   step 150 env "$(build_env "$1")" python3 lab/kernel_durations.py --op add --out no \
-    --dtypes float32,float16,bfloat16,int64 --min-log2 16 --max-log2 26 --step 1 --rounds 5 \
+    --dtypes float32,float16,bfloat16,int64 --min-log2 16 --max-log2 26 --step 1 --rounds "$rounds" \
     --json "$out/kernel_$1.json"
 }
 pipeline_table() {  # BUILD
   step 70 env "$(build_env "$1")" python3 -m vecadd bench --op add --mode pipeline --out no \
-    --dtypes float32,float16 --min-log2 16 --max-log2 26 --step 1 --rounds 5 \
+    --dtypes float32,float16 --min-log2 16 --max-log2 26 --step 1 --rounds "$rounds" \
     --json "$out/pipeline_$1.json"
 }
 shape_tests() {  # BUILD

@@ -130,16 +130,19 @@ def _l2_bytes() -> int:
     return getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
 
 
-# Below 4 MiB in all (128-thread blocks, always) and above it (1024-thread blocks right after a
-# vecadd kernel in a graph; streaming stores once z alone outgrows the L2), the large shape
-# just above the threshold, within and beyond the L2, and beyond 128 MiB, where 4- and 8-byte
-# elements go back to one pack per thread (they take two from 4 MiB on); one_wave is a grid
-# of fewer 128-thread blocks than SMs (the candidate shapes' narrower blocks).
+# Below 4 MiB in all (128-thread blocks, always; two packs where that grid still reaches every
+# SM) and above it (1024-thread blocks right after a vecadd kernel in a graph; streaming stores
+# once z alone outgrows the L2), the large shape just above the threshold, a quarter to a half
+# of the L2 (2-byte elements back to one pack), within and beyond the L2, and beyond 128 MiB,
+# where every width goes back to one pack per thread; one_wave is a grid of fewer 128-thread
+# blocks than SMs.
 ARRAY_SIZES = {
     "one_wave": lambda: 256 << 10,
     "small": lambda: 1 << 20,
+    "short_two_packs": lambda: 3 << 20,
     "medium": lambda: 6 << 20,
     "large": lambda: 16 << 20,
+    "quarter_to_half_l2": lambda: 3 * _l2_bytes() // 8,
     "beyond_l2": lambda: 2 * _l2_bytes(),
     "beyond_two_packs": lambda: 160 << 20,
 }
@@ -217,7 +220,7 @@ def _threads_per_block(kernel: str) -> int:
 
 # lab/gpu_kernel_ab.sh times candidate launch shapes by running the library with this set; the
 # shape tests then check the candidate's rule instead of the measured one.
-CANDIDATE_SELECTED = os.environ.get("VECADD_LAUNCH_CANDIDATE") == "two-packs"
+CANDIDATE_SELECTED = os.environ.get("VECADD_LAUNCH_CANDIDATE") == "one-pack-8-byte"
 
 
 def _eager_kernel(dtype: torch.dtype, mebibytes: float) -> tuple[int, str]:
@@ -230,54 +233,44 @@ def _eager_kernel(dtype: torch.dtype, mebibytes: float) -> tuple[int, str]:
     return n, kernels[0]
 
 
-@pytest.mark.profiler
-@pytest.mark.skipif(
-    CANDIDATE_SELECTED, reason="VECADD_LAUNCH_CANDIDATE=two-packs runs other launch shapes"
-)
-@pytest.mark.parametrize("dtype", vecadd.SUPPORTED_DTYPES)
-@pytest.mark.parametrize(
-    ("mebibytes", "in_range"), [(1, False), (6, True), (100, True), (160, False)]
-)
-def test_four_and_eight_byte_elements_take_two_packs_from_4_to_128_mib(dtype, mebibytes, in_range):
-    n, kernel = _eager_kernel(dtype, mebibytes)
-    # Two packs only while their grid of 128-thread blocks still gives every SM two blocks.
-    two_pack_blocks = -(-n // (128 * 2 * (16 // dtype.itemsize)))
-    fills_sms = two_pack_blocks >= 2 * torch.cuda.get_device_properties(0).multi_processor_count
-    expected = 2 if dtype.itemsize >= 4 and in_range and fills_sms else 1
-    assert (_threads_per_block(kernel), _packs_per_thread(kernel)) == (128, expected), kernel
-
-
-def _measured_packs(dtype: torch.dtype, n: int) -> int:
-    """Packs per thread of add_cuda.cu's takes_two_packs: two for 4- and 8-byte calls of 4 to
-    128 MiB whose two-pack grid gives every SM two blocks."""
-    call_bytes = 3 * n * dtype.itemsize
-    two_pack_blocks = -(-n // (128 * 2 * (16 // dtype.itemsize)))
-    fills_sms = two_pack_blocks >= 2 * torch.cuda.get_device_properties(0).multi_processor_count
-    in_range = 4 << 20 <= call_bytes < 128 << 20
-    return 2 if dtype.itemsize >= 4 and in_range and fills_sms else 1
-
-
-def _candidate_packs(dtype: torch.dtype, n: int) -> int:
-    """Packs per thread that add_cuda.cu's candidate_packs picks (128-thread blocks)."""
+def _expected_packs(dtype: torch.dtype, n: int, *, candidate: bool = False) -> int:
+    """Packs per thread of add_cuda.cu's packs_per_thread (candidate: candidate_packs)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    call_bytes = 3 * n * dtype.itemsize
+    width, l2 = dtype.itemsize, _l2_bytes()
+    call_bytes = 3 * n * width
     short_call = call_bytes < 4 << 20
-    two_pack_blocks = -(-n // (128 * 2 * (16 // dtype.itemsize)))
-    if dtype.itemsize == 8 or (dtype.itemsize == 4 and not short_call):
-        return _measured_packs(dtype, n)
-    if dtype.itemsize == 2 and call_bytes >= 64 << 20:
+    in_window = 4 * call_bytes > l2 and 2 * call_bytes <= l2  # a quarter to a half of the L2
+    if (width == 8 and short_call) or call_bytes >= (64 if width == 2 else 128) << 20:
         return 1
+    if in_window and (width == 2 or (candidate and width == 8)):
+        return 1
+    two_pack_blocks = -(-n // (128 * 2 * (16 // width)))
     return 2 if two_pack_blocks >= (1 if short_call else 2) * sms else 1
 
 
+SIZES_MIB = [0.25, 1, 3, 6, 12, 16, 24, 48, 100, 160]
+
+
 @pytest.mark.profiler
-@pytest.mark.skipif(not CANDIDATE_SELECTED, reason="needs VECADD_LAUNCH_CANDIDATE=two-packs")
+@pytest.mark.skipif(
+    CANDIDATE_SELECTED, reason="VECADD_LAUNCH_CANDIDATE=one-pack-8-byte runs other launch shapes"
+)
 @pytest.mark.parametrize("dtype", vecadd.SUPPORTED_DTYPES)
-@pytest.mark.parametrize("mebibytes", [0.25, 1, 3, 6, 16, 24, 48, 100, 160])
-def test_candidate_packs_follow_size_width_and_sms(dtype, mebibytes):
+@pytest.mark.parametrize("mebibytes", SIZES_MIB)
+def test_contiguous_calls_take_two_packs_where_the_grid_still_fills_the_sms(dtype, mebibytes):
     n, kernel = _eager_kernel(dtype, mebibytes)
     shape = (_threads_per_block(kernel), _packs_per_thread(kernel))
-    assert shape == (128, _candidate_packs(dtype, n)), kernel
+    assert shape == (128, _expected_packs(dtype, n)), kernel
+
+
+@pytest.mark.profiler
+@pytest.mark.skipif(not CANDIDATE_SELECTED, reason="needs VECADD_LAUNCH_CANDIDATE=one-pack-8-byte")
+@pytest.mark.parametrize("dtype", vecadd.SUPPORTED_DTYPES)
+@pytest.mark.parametrize("mebibytes", SIZES_MIB)
+def test_candidate_packs_follow_size_width_sms_and_l2(dtype, mebibytes):
+    n, kernel = _eager_kernel(dtype, mebibytes)
+    shape = (_threads_per_block(kernel), _packs_per_thread(kernel))
+    assert shape == (128, _expected_packs(dtype, n, candidate=True)), kernel
 
 
 def _streams(kernel: str) -> bool:

@@ -49,11 +49,12 @@ constexpr int kMaxLaunchInputs = 32;
 // - Short 128-thread grids let the next kernel launch as soon as every block has started, which
 //   hides most of the launch latency between back-to-back calls; longer ones only as they exit:
 //   an earlier launch cost them up to 40 %.
-// - 4- and 8-byte elements of two inputs take two 16-byte packs per thread in 128-thread grids
-//   from kShortCallBytes to kTwoPackMaxBytes, as torch.add's float32 kernel does: on an H100
-//   (kernel durations, version 20) the 4-byte cells' worst cold ratio to torch.add went from
-//   0.972 to 0.989 and the graphed pipeline's warm worst from 0.831 to 0.942; a 24 MiB 8-byte
-//   call ran up to 3 % faster cold on the H200; below, two packs cost 1-3 %, above, 0.1-0.3 %.
+// - Calls of two inputs take two 16-byte packs per thread in 128-thread grids where that grid
+//   still fills the SMs (packs_per_thread), as torch.add's kernels do: on an H100 (kernel
+//   durations, version 20) the 4-byte cells' worst cold ratio to torch.add went from 0.972 to
+//   0.989 and the graphed pipeline's warm worst from 0.831 to 0.942; a 24 MiB 8-byte call ran
+//   up to 3 % faster cold on the H200; 2-byte calls of 3-12 MiB and 48 MiB and float32 at
+//   3 MiB ran 2-7 % faster warm on the H100 (version 21).
 constexpr std::int64_t kShortCallBytes = std::int64_t{4} << 20;
 constexpr std::int64_t kOverlapAfterOtherBytes = std::int64_t{1} << 20;
 constexpr std::int64_t kTwoPackMaxBytes = std::int64_t{128} << 20;
@@ -275,31 +276,31 @@ std::int64_t grid_blocks(std::int64_t n, int threads, int packs) {
   return (n + tile - 1) / tile;
 }
 
-// Two packs per thread halve the grid: only where it still gives every SM kTwoPackMinBlocksPerSm
-// blocks, so that a GPU with more SMs than the H200 keeps one pack for longer.
-template <class T>
-bool takes_two_packs(std::int64_t n, std::int64_t bytes) {
-  if (sizeof(T) < 4 || bytes < kShortCallBytes || bytes >= kTwoPackMaxBytes) {
-    return false;
-  }
-  return grid_blocks<T>(n, 128, 2) >=
-         kTwoPackMinBlocksPerSm * device_property<cudaDevAttrMultiProcessorCount>();
+// Whether a call's x, y and z together fill a quarter to a half of the L2 (12.5-25 MiB on the
+// H100): resident when warm, yet too large for every block to start at once.
+inline bool fills_a_quarter_to_half_of_l2(std::int64_t bytes) {
+  const std::int64_t l2 = device_property<cudaDevAttrL2CacheSize>();
+  return 4 * bytes > l2 && 2 * bytes <= l2;
 }
 
-// Candidate packs per thread for the cells still below torch.add on the H100, warm: 2-byte types
-// at 2^19-2^20 and float32 at 2^18 (docs/kernel-notes.md). The first candidate (four packs for
-// 2-byte calls in the L2, narrow blocks for small grids) won those and lost 2-byte 2^16-2^17
-// and 2^22; this one keeps what won: two packs for 2- and 4-byte calls wherever the two-pack
-// grid gives every SM a block (below kShortCallBytes) or kTwoPackMinBlocksPerSm blocks, 2-byte
-// calls up to half of kTwoPackMaxBytes (one pack matched torch.add at 2^24 and up). The lab
-// selects it with VECADD_LAUNCH_CANDIDATE=two-packs.
+// 16-byte packs per thread of a 128-thread contiguous grid. Two halve the grid, as torch.add's
+// kernels do, where the two-pack grid still gives every SM a block (calls below kShortCallBytes,
+// whose blocks all start at once) or kTwoPackMinBlocksPerSm blocks (so that a GPU with more SMs
+// keeps one pack for longer); docs/kernel-notes.md has the measurements behind each exception.
 template <class T>
-int candidate_packs(std::int64_t n, std::int64_t bytes) {
+int packs_per_thread(std::int64_t n, std::int64_t bytes) {
   const bool short_call = bytes < kShortCallBytes;
-  if (sizeof(T) == 8 || (sizeof(T) == 4 && !short_call)) {
-    return takes_two_packs<T>(n, bytes) ? 2 : 1;  // the measured policy
+  // 8-byte calls below kShortCallBytes lost 1-3 % with two packs on the H200 (version 17).
+  if (sizeof(T) == 8 && short_call) {
+    return 1;
   }
-  if (sizeof(T) == 2 && bytes >= kTwoPackMaxBytes / 2) {
+  // One pack matched torch.add from there on; 2-byte calls gained nothing from 64 MiB.
+  if (bytes >= (sizeof(T) == 2 ? kTwoPackMaxBytes / 2 : kTwoPackMaxBytes)) {
+    return 1;
+  }
+  // Warm 2-byte calls of a quarter to a half of the L2 ran 16 % slower with two packs on the
+  // H100 (2^22 elements), 2-7 % faster below and above it (version 21).
+  if (sizeof(T) == 2 && fills_a_quarter_to_half_of_l2(bytes)) {
     return 1;
   }
   const std::int64_t least_blocks =
@@ -307,12 +308,24 @@ int candidate_packs(std::int64_t n, std::int64_t bytes) {
   return grid_blocks<T>(n, 128, 2) >= least_blocks ? 2 : 1;
 }
 
-// Lab only: VECADD_LAUNCH_CANDIDATE=two-packs puts candidate_packs in the place of the measured
-// policy, so that one build times both (lab/gpu_kernel_ab.sh). Read once per process.
+// A candidate for the warm int64 cells still below torch.add on the H100 (2^20: 0.952, a
+// quarter to a half of the L2): 8-byte calls there take one pack too. On the H200, float64
+// 2^20 lost with one pack in the pipeline and cold (version 17), so it is off; the lab selects
+// it with VECADD_LAUNCH_CANDIDATE=one-pack-8-byte (lab/gpu_kernel_ab.sh).
+template <class T>
+int candidate_packs(std::int64_t n, std::int64_t bytes) {
+  if (sizeof(T) == 8 && fills_a_quarter_to_half_of_l2(bytes)) {
+    return 1;
+  }
+  return packs_per_thread<T>(n, bytes);
+}
+
+// Lab only: VECADD_LAUNCH_CANDIDATE puts candidate_packs in the place of packs_per_thread, so
+// that one build times both (lab/gpu_kernel_ab.sh). Read once per process.
 bool candidate_selected() {
   static const bool selected = [] {
     const char* value = std::getenv("VECADD_LAUNCH_CANDIDATE");
-    return value != nullptr && std::string_view(value) == "two-packs";
+    return value != nullptr && std::string_view(value) == "one-pack-8-byte";
   }();
   return selected;
 }
@@ -328,8 +341,8 @@ cudaError_t launch_aligned(const Launch<T, kCapacity>& launch, std::int64_t n, s
                                                                order);
   } else {
     if (previous != detail::Predecessor::kVecadd || bytes < kShortCallBytes) {
-      const int packs = candidate_selected() ? candidate_packs<T>(n, bytes)
-                                             : (takes_two_packs<T>(n, bytes) ? 2 : 1);
+      const int packs =
+          candidate_selected() ? candidate_packs<T>(n, bytes) : packs_per_thread<T>(n, bytes);
       if (packs == 2) {
         return detail::launch_contiguous<T, kWidth, 128, 2, Index>(launch.in, launch.z, n, stream,
                                                                    order);
