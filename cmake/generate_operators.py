@@ -196,6 +196,15 @@ TRACING = {tracing!r}
 LEAN_WAY_BLOCKED = {blocked!r}
 
 
+def each_has_type(items, kind, wanted):
+    """Whether kind(item) is `wanted` for every item: a loop, which torch.compile traces without
+    the guards that its polyfill of all() adds in some releases."""
+    for item in items:
+        if kind(item) is not wanted:
+            return False
+    return True
+
+
 def untraced(entry):
     """The native build's C++ entry of an operator as its lean way: entry's calls, answered
     NotImplemented while torch.compile or torch.export traces, as neither can enter C++."""
@@ -244,13 +253,10 @@ def lean_{op}(functional, out_variant, with_grad, typed):
 TRACED_PLAIN = {
     "Tensor": "kind({name}) is tensor",
     "Tensor[]": (
-        "kind({name}) in sequences and len_of({name}) > 0 "
-        "and every(kind(t) is tensor for t in {name})"
+        "kind({name}) in sequences and len_of({name}) > 0 and each_is({name}, kind, tensor)"
     ),
     "float": "kind({name}) is real",
-    "float[]?": (
-        "({name} is None or kind({name}) in sequences and every(kind(w) is real for w in {name}))"
-    ),
+    "float[]?": "({name} is None or kind({name}) in sequences and each_is({name}, kind, real))",
 }
 # How a traced way passes each argument type on to the operator.
 TRACED_PASSED = {
@@ -269,7 +275,7 @@ def traced_{op}(functional, checked, kernels_kept):
     # Globals read once, here: the traced function reads closure cells, which torch.compile does
     # not guard, where each global it read would be one more check on every compiled call.
     tensor, kind, real, sequences = Tensor, type, float, SEQUENCES
-    every, len_of, as_list = all, len, list
+    each_is, len_of, as_list = each_has_type, len, list
 
     def {op}({signature}):
         # kernels_kept() is read for its guard: a graph compiled on one side of the switch is

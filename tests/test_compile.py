@@ -138,11 +138,15 @@ def test_a_sum_alone_on_a_cpu_is_inductors():
 @pytest.mark.cuda
 def test_a_large_sum_alone_on_a_gpu_runs_vecadds_kernel():
     props = torch.cuda.get_device_properties(0)
-    n = props.L2_cache_size // 4  # four float32 arrays of it outgrow the L2
+    # Four float32 arrays of n move KERNEL_MIN_L2_CACHES times the L2.
+    n = _compile.KERNEL_MIN_L2_CACHES * props.L2_cache_size // 16
     x, y, w = (torch.randn(n, device="cuda") for _ in range(3))
     compiled = torch.compile(lambda x, y, w: vecadd.add_n([x, y, w]), fullgraph=True)
     torch.testing.assert_close(compiled(x, y, w), vecadd.add_n([x, y, w]))
     assert vecadd_events(compiled, x, y, w) == ["vecadd::_add_n_without_autograd"]
+    below = [t[: n // 2] for t in (x, y, w)]  # half the threshold: a Triton launch costs less
+    compiled(*below)
+    assert vecadd_events(compiled, *below) == []
     small = [t[:1024] for t in (x, y, w)]
     compiled(*small)
     assert vecadd_events(compiled, *small) == []  # in the cache: fused, one launch less

@@ -6,8 +6,8 @@ lowering, registered once torch._inductor.lowering is imported. It writes the re
 sum (vecadd/_export.py's ``weighted_sum``, the kernels' formula) in Inductor's own operations,
 which Inductor fuses into the kernels around it, unless the sum has nothing to fuse with: then
 one kernel or the other is the only pass over memory either way, and vecadd's is ahead on a
-GPU once the operands outgrow its L2 cache. torch.export and eager calls never see these
-lowerings: exported programs keep calling ``torch.ops.vecadd.*``.
+GPU once the operands outgrow its L2 cache several times over. torch.export and eager calls
+never see these lowerings: exported programs keep calling ``torch.ops.vecadd.*``.
 
 ``keep_kernels()`` makes the lowerings call vecadd's kernels in every graph compiled in its
 scope.
@@ -69,13 +69,21 @@ def keep_kernels() -> Iterator[None]:
             kept_scopes -= 1
 
 
+# How many L2 caches' worth of bytes a sum alone must move before vecadd's kernel runs it: its
+# operator call costs the host more than a Triton launch (5 µs a call on the H100's host at 64
+# MiB, one L2 and a quarter, docs/compile.md), which only a kernel that outlasts the compiled
+# call's host work hides; at 512 MiB and more it ran 0.1-0.7 % ahead of Inductor's.
+KERNEL_MIN_L2_CACHES = 4
+
+
 def _large_on_gpu(result: torch.Tensor, inputs: int) -> bool:
-    """Whether a sum moves more bytes than the GPU's L2 cache holds, where vecadd's kernel
-    streams faster than Inductor's (docs/compile.md has the measurements)."""
+    """Whether a sum moves KERNEL_MIN_L2_CACHES times the bytes the GPU's L2 cache holds, where
+    vecadd's kernel streams faster than Inductor's and its call's host cost is hidden."""
     if result.device.type != "cuda" or not isinstance(result.numel(), int):
         return False
     moved = (inputs + 1) * result.numel() * result.element_size()
-    return moved >= torch.cuda.get_device_properties(result.device).L2_cache_size
+    l2 = torch.cuda.get_device_properties(result.device).L2_cache_size
+    return moved >= KERNEL_MIN_L2_CACHES * l2
 
 
 class _InductorArithmetic:
