@@ -290,9 +290,11 @@ def traced_{op}(functional, checked, kernels_kept):
 
 def python_default(argument) -> str:
     """The Python default of a record's argument, as its wrapper declares it."""
-    if argument.default is None or argument.default == "None":
-        return "" if argument.default is None else "=None"
-    return f"={float(argument.default)!r}" if argument.type == "float" else f"={argument.default}"
+    if argument.default is None:
+        return ""
+    if argument.type == "float":
+        return f"={float(argument.default)!r}"  # "1" in a schema, 1.0 in the wrapper
+    return f"={argument.default}"
 
 
 def wrapper_signature(op) -> str:

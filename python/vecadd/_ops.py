@@ -28,8 +28,6 @@ from ._sharding import check_distributed
 is_compiling = torch.compiler.is_compiling
 is_exporting = torch.compiler.is_exporting
 _Tensor = torch.Tensor
-_ADD, _ADD_N = torch.ops.vecadd.add.default, torch.ops.vecadd.add_n.default
-_SEQUENCES = (list, tuple)
 _transforms_active = private.transforms_or_forward_ad_active
 if native_module is None:  # the stable build, whose autograd is Python
     from ._autograd import FUNCTIONS, grad_way
@@ -212,6 +210,7 @@ def _checked_way(name: str) -> Callable[[tuple, torch.Tensor | None], torch.Tens
 TRACED_WAYS = {
     op.name: traced_way(op, _checked_way(op.name), _compile.kernels_kept) for op in OPERATORS
 }
+_traced_add, _traced_add_n = TRACED_WAYS["add"], TRACED_WAYS["add_n"]
 
 
 def add(
@@ -232,13 +231,10 @@ def add(
     result = lean_add(x, y, alpha, out)  # NotImplemented while compile or export traces
     if result is not NotImplemented:
         return result
-    # Traced by torch.export, or by torch.compile as the compiled function itself (a call
-    # inside one traces TRACED_WAYS["add"]): plain tensors and a float weight go straight to the
-    # operator, through few of the Python objects Dynamo guards on every compiled call
-    # (docs/compile.md); reading the switch makes it one of those guards.
-    traced = is_compiling() and out is None and _compile.kept_scopes >= 0
-    if traced and type(x) is _Tensor and type(y) is _Tensor and type(alpha) is float:
-        return _ADD(x, y, alpha=alpha)
+    if is_compiling():
+        # Traced by torch.export, or by torch.compile as the compiled function itself: the
+        # traced way, which a call inside a compiled function traces in this one's place.
+        return _traced_add(x, y, alpha=alpha, out=out)
     return call(ADD, (x, y, alpha), out)
 
 
@@ -262,10 +258,6 @@ def add_n(
     result = _lean_add_n(tensors, weights, out)  # NotImplemented while compile or export traces
     if result is not NotImplemented:
         return result
-    traced = is_compiling() and out is None and _compile.kept_scopes >= 0  # as in add
-    if traced and type(tensors) in _SEQUENCES and all(type(t) is _Tensor for t in tensors):
-        if weights is None and tensors:
-            return _ADD_N(list(tensors))
-        if type(weights) in _SEQUENCES and all(type(w) is float for w in weights) and tensors:
-            return _ADD_N(list(tensors), list(weights))
+    if is_compiling():  # as in add
+        return _traced_add_n(tensors, weights, out=out)
     return call(ADD_N, (tensors, weights), out)
