@@ -23,7 +23,7 @@ from collections.abc import Iterator
 import torch
 
 from . import _torch_private as private
-from ._export import functional_overloads, weighted_sum
+from ._export import functional_overloads, terms, weighted_sum
 from ._on_import import when_imported
 from ._operators import OPERATORS, Operator
 
@@ -123,7 +123,7 @@ def _lowering(op: Operator, overload, inductor: private.InductorLowerings):
 
     def lower(*args, **kwargs):
         arguments = op.arguments_of(args, kwargs)
-        tensors, weights = op.terms(*arguments)
+        tensors, weights = terms(op, arithmetic, arguments, {})
         if not kept_scopes and not kernel_is_faster(inductor.current_node(), len(tensors)):
             return weighted_sum(arithmetic, tensors, weights)
         if inductor.ahead_of_time():
