@@ -101,30 +101,28 @@ struct Entries {
   }
 };
 
-// The kernel of an overload: the functional entry, or the .out one.
-template <bool kOut, const binding::OperatorWords& kWords, class... Kinds>
+// The kernel of an overload: the functional entry or the .out one, below Autograd or its
+// Autograd kernel.
+template <bool kAutograd, bool kOut, const binding::OperatorWords& kWords, class... Kinds>
 constexpr auto kernel() {
-  if constexpr (kOut) {
-    return &Entries<kWords, Kinds...>::out;
+  using Overloads = Entries<kWords, Kinds...>;
+  if constexpr (kAutograd && kOut) {
+    return &Overloads::out_autograd;
+  } else if constexpr (kAutograd) {
+    return &Overloads::functional_autograd;
+  } else if constexpr (kOut) {
+    return &Overloads::out;
   } else {
-    return &Entries<kWords, Kinds...>::functional;
-  }
-}
-
-template <bool kOut, const binding::OperatorWords& kWords, class... Kinds>
-constexpr auto autograd_kernel() {
-  if constexpr (kOut) {
-    return &Entries<kWords, Kinds...>::out_autograd;
-  } else {
-    return &Entries<kWords, Kinds...>::functional_autograd;
+    return &Overloads::functional;
   }
 }
 
 }  // namespace
 
-#define VECADD_NATIVE_KERNEL(name, words, out, ...) m.impl(name, kernel<out, words, __VA_ARGS__>());
+#define VECADD_NATIVE_KERNEL(name, words, out, ...) \
+  m.impl(name, kernel<false, out, words, __VA_ARGS__>());
 #define VECADD_NATIVE_AUTOGRAD(name, words, out, ...) \
-  m.impl(name, autograd_kernel<out, words, __VA_ARGS__>());
+  m.impl(name, kernel<true, out, words, __VA_ARGS__>());
 
 TORCH_LIBRARY_IMPL(vecadd, CPU, m){VECADD_OPERATOR_KERNELS(VECADD_NATIVE_KERNEL)}
 #if VECADD_WITH_CUDA
