@@ -30,13 +30,19 @@ def skipped_at_collection(item: pytest.Item) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not HAS_CUDA:
-        skip = pytest.mark.skip(
-            reason="needs a CUDA GPU; none is visible here (torch.cuda.is_available() is False)"
-        )
-        for item in items:
-            if "cuda" in item.keywords:
-                item.add_marker(skip)
+    if HAS_CUDA:
+        return
+    skip = pytest.mark.skip(
+        reason="needs a CUDA GPU; none is visible here (torch.cuda.is_available() is False)"
+    )
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The `build` tests this run will start (after -k, -m and the skips above)."""
+    config, items = session.config, session.items
     builds = [i.nodeid for i in items if "build" in i.keywords and not skipped_at_collection(i)]
     progress = config.pluginmanager.get_plugin(BuildProgress.NAME)
     if progress is not None:  # a run without xdist: this process runs and reports the tests
@@ -74,8 +80,12 @@ class BuildProgress:
 
     def write_line(self, text: str) -> None:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line(text)
+        if reporter is None:
+            return
+        # After a test's progress dot: a line of its own (pytest's own check misses xdist's dots).
+        if getattr(reporter, "_width_of_current_line", 0):
+            reporter.write("\n")
+        reporter.write_line(text)
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         if self.is_build_test(nodeid):

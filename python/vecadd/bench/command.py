@@ -65,7 +65,7 @@ BLOCK_MODES = ("compiled",)
 # `bench --help`'s closing lines; {prog} is how the user called the command line.
 EXAMPLES = """examples:
   {prog} bench --device cpu
-      every dtype, n = 2**10 to 2**22, 7 rounds: about CPU_SECONDS s on 2 CPU cores
+      every dtype, n = 2**10 to 2**22, 7 rounds: about 20 s on 2 idle CPU cores
   {prog} bench --device cuda --mode all --json bench.json
       on a GPU: every mode, n up to 2**28, the raw numbers kept in bench.json
 """
