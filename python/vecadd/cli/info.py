@@ -20,15 +20,19 @@ def _words(values: list[str], empty: str = "none") -> str:
     return ", ".join(values) if values else empty
 
 
-def wrapped(value: str, width: int) -> list[str]:
-    """`value` in lines of at most `width` characters: broken at spaces, and a path too long for
-    one line after a slash."""
-    lines = []
-    for line in textwrap.wrap(value, width, break_long_words=False, break_on_hyphens=False):
-        while len(line) > width and "/" in line[1:width]:
-            cut = line.rindex("/", 1, width) + 1
+def wrapped(value: str, width: int, indent: str = "") -> list[str]:
+    """`value` in lines of at most `width` characters, the second on starting with `indent`:
+    broken at spaces, and a path too long for one line after a slash."""
+    lines: list[str] = []
+    pieces = textwrap.wrap(
+        value, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    )
+    for line in pieces:
+        start = len(indent) + 1 if lines else 1
+        while len(line) > width and "/" in line[start:width]:
+            cut = line.rindex("/", start, width) + 1
             lines.append(line[:cut])
-            line = line[cut:]
+            line, start = indent + line[cut:], len(indent) + 1
         lines.append(line)
     return lines or [""]
 

@@ -69,11 +69,9 @@ def _check() -> int:
     from .check import run_checks, untested_cuda_note
     from .info import LINE_WIDTH, wrapped
 
-    indent = " " * 10  # past the device column: a failure's words and the note wrap under it
-
     def print_wrapped(text: str) -> None:
-        first, *rest = wrapped(text, LINE_WIDTH - len(indent))
-        print("\n".join([first, *(indent + line for line in rest)]))
+        # Past the device column: a failure's words and the note wrap under the cases.
+        print("\n".join(wrapped(text, LINE_WIDTH, indent=" " * 10)))
 
     results = run_checks()
     for result in results:
