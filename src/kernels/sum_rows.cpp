@@ -1,0 +1,572 @@
+// The CPU row kernels: one dimension of a sum, every operand in its own dtype. Compiled once
+// per instruction set (VECADD_CPU_ISA: default, avx2 or avx512 on x86-64; CMake passes the
+// flags), each build in a namespace of its own; sum_cpu.cpp picks one per process.
+//
+// A row whose arrays are all in the compute type (same-dtype float32, float64, integers, bool,
+// complex64, complex128) runs as one loop over the whole row that reads each input once and
+// writes z once. Any other row goes in blocks of kBlock elements: an input that needs a
+// conversion is converted into a stack buffer (its dtype to its value type, then the cast to the
+// common dtype), the weighted sum runs over the buffers, and z is stored from one. The loops are
+// plain C++ that the compiler vectorizes for the instruction set at hand (float16 uses F16C
+// where the build has it); -ffp-contract=off keeps every rounding where it is written, and the
+// fused multiply-adds torch's kernels use are asked for by name.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+#include "sum_rows.h"
+
+#ifndef VECADD_CPU_ISA
+#define VECADD_CPU_ISA default
+#endif
+#define VECADD_CONCAT2(a, b) a##b
+#define VECADD_CONCAT(a, b) VECADD_CONCAT2(a, b)
+#define VECADD_STRINGIFY2(a) #a
+#define VECADD_STRINGIFY(a) VECADD_STRINGIFY2(a)
+
+namespace vecadd::detail {
+namespace VECADD_CONCAT(isa_, VECADD_CPU_ISA) {
+namespace {
+
+// Whether floating sums fuse weight * x + sum into one rounding, as torch's vectorized CPU
+// kernels do (vec::fmadd) where the instruction set has it.
+#if defined(__FMA__) || defined(__aarch64__)
+constexpr bool kFused = true;
+#else
+constexpr bool kFused = false;
+#endif
+
+// Elements per block of a converted row: its buffers (at most 16 bytes an element) stay in L1.
+constexpr std::int64_t kBlock = 512;
+
+// ---- Arithmetic in the compute types (element_math.h's, with the fusing said here) ----
+
+// sum + w * x: torch.add's a + alpha * b.
+template <class K>
+inline K fused_add_product(K sum, K weight, K x) {
+  if constexpr (std::is_same_v<K, float> && kFused) {
+    return __builtin_fmaf(weight, x, sum);
+  } else if constexpr (std::is_same_v<K, double> && kFused) {
+    return __builtin_fma(weight, x, sum);
+  } else {
+    return detail::add_product(sum, weight, x);  // complex products never fused, as in torch
+  }
+}
+
+// sum + x, for an integer or bool weight of one (saves a multiply that AVX2 lacks for 64 bits).
+template <class K>
+inline K add_plain(K sum, K x) {
+  if constexpr (std::is_same_v<K, bool>) {
+    return sum || x;
+  } else {
+    using Wide = std::common_type_t<K, unsigned>;
+    return static_cast<K>(static_cast<Wide>(sum) + static_cast<Wide>(x));
+  }
+}
+
+// ---- Where a term's values come from in one block ----
+
+template <class K>
+struct Source {
+  const K* values = nullptr;  // nullptr: every element is `constant`
+  K constant{};
+};
+
+// out[k] = first + weight_b * b[k], first being a[k] (or a[k] times its weight): the two-input
+// loop, and the last step of longer sums. `out` may be a or b itself (in-place), never a part
+// of one: the loops carry nothing from one element to the next.
+template <class K, bool kAConstant, bool kBConstant, bool kAScaled, bool kBPlain>
+void combine(Source<K> a, K weight_a, Source<K> b, K weight_b, K* out, std::int64_t n) {
+  const K* a_values = a.values;
+  const K* b_values = b.values;
+  const K a_constant = kAScaled ? product(weight_a, a.constant) : a.constant;
+#pragma GCC ivdep
+  for (std::int64_t k = 0; k < n; ++k) {
+    K first = kAConstant ? a_constant : a_values[k];
+    if constexpr (kAScaled && !kAConstant) {
+      first = product(weight_a, first);
+    }
+    const K second = kBConstant ? b.constant : b_values[k];
+    if constexpr (kBPlain) {
+      out[k] = add_plain(first, second);
+    } else {
+      out[k] = fused_add_product(first, weight_b, second);
+    }
+  }
+}
+
+template <class K, bool kAConstant, bool kBConstant, bool kAScaled>
+void combine(Source<K> a, K weight_a, Source<K> b, K weight_b, bool b_plain, K* out,
+             std::int64_t n) {
+  if constexpr (kIsIntegerCompute<K>) {
+    if (b_plain) {
+      combine<K, kAConstant, kBConstant, kAScaled, true>(a, weight_a, b, weight_b, out, n);
+      return;
+    }
+  }
+  combine<K, kAConstant, kBConstant, kAScaled, false>(a, weight_a, b, weight_b, out, n);
+}
+
+template <class K, bool kAScaled>
+void combine(Source<K> a, K weight_a, Source<K> b, K weight_b, bool b_plain, K* out,
+             std::int64_t n) {
+  if (a.values == nullptr && b.values == nullptr) {
+    const K first = kAScaled ? product(weight_a, a.constant) : a.constant;
+    std::fill_n(out, n, fused_add_product(first, weight_b, b.constant));
+  } else if (a.values == nullptr) {
+    combine<K, true, false, kAScaled>(a, weight_a, b, weight_b, b_plain, out, n);
+  } else if (b.values == nullptr) {
+    combine<K, false, true, kAScaled>(a, weight_a, b, weight_b, b_plain, out, n);
+  } else {
+    combine<K, false, false, kAScaled>(a, weight_a, b, weight_b, b_plain, out, n);
+  }
+}
+
+template <class K>
+void combine(Source<K> a, K weight_a, bool a_scaled, Source<K> b, K weight_b, bool b_plain, K* out,
+             std::int64_t n) {
+  if (a_scaled) {
+    combine<K, true>(a, weight_a, b, weight_b, b_plain, out, n);
+  } else {
+    combine<K, false>(a, weight_a, b, weight_b, b_plain, out, n);
+  }
+}
+
+// out[k] = a[k], or a[k] times its weight: a sum's first term.
+template <class K>
+void first_term(Source<K> a, K weight, bool scaled, K* out, std::int64_t n) {
+  if (a.values == nullptr) {
+    std::fill_n(out, n, scaled ? product(weight, a.constant) : a.constant);
+  } else if (scaled) {
+    const K* values = a.values;
+#pragma GCC ivdep
+    for (std::int64_t k = 0; k < n; ++k) {
+      out[k] = product(weight, values[k]);
+    }
+  } else if (out != a.values) {
+    std::copy_n(a.values, n, out);
+  }
+}
+
+// ---- Conversions between memory and the value and compute types ----
+
+// float16 <-> float, eight at a time with F16C where the build has it.
+void half_to_float(const float16* source, std::int64_t step, float* out, std::int64_t n) {
+  std::int64_t k = 0;
+#if defined(__F16C__)
+  if (step == 1) {
+    for (; k + 8 <= n; k += 8) {
+      _mm256_storeu_ps(
+          out + k, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(source + k))));
+    }
+  }
+#endif
+  for (; k < n; ++k) {
+    out[k] = ElementMath<float16>::load(source[k * step]);
+  }
+}
+
+void float_to_half(const float* values, std::int64_t n, float16* target, std::int64_t step) {
+  std::int64_t k = 0;
+#if defined(__F16C__)
+  if (step == 1) {
+    for (; k + 8 <= n; k += 8) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(target + k),
+                       _mm256_cvtps_ph(_mm256_loadu_ps(values + k),
+                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+  }
+#endif
+  for (; k < n; ++k) {
+    target[k * step] = ElementMath<float16>::store(values[k]);
+  }
+}
+
+// float -> bfloat16 bits, round to nearest even, NaN kept quiet: branch-free, so it vectorizes
+// (the same bits as ElementMath<bfloat16>::store).
+inline std::uint16_t bfloat16_bits(float value) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  const std::uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  const std::uint32_t quiet_nan = (bits >> 16) | 0x40u;
+  return static_cast<std::uint16_t>((bits & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
+}
+
+inline float bfloat16_value(std::uint16_t bits) {
+  const std::uint32_t wide = static_cast<std::uint32_t>(bits) << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof value);
+  return value;
+}
+
+// Rounds floats to float16 or bfloat16 and back, in place: the cast to a 16-bit common dtype.
+template <DType C>
+void round_floats(float* values, std::int64_t n) {
+  if constexpr (C == DType::kBFloat16) {
+#pragma GCC ivdep
+    for (std::int64_t k = 0; k < n; ++k) {
+      values[k] = bfloat16_value(bfloat16_bits(values[k]));
+    }
+  } else {
+    float16 halves[kBlock];
+    for (std::int64_t start = 0; start < n; start += kBlock) {
+      const std::int64_t m = std::min(kBlock, n - start);
+      float_to_half(values + start, m, halves, 1);
+      half_to_float(halves, 1, values + start, m);
+    }
+  }
+}
+
+// Memory of dtype D (`step` elements apart) -> its value type.
+template <DType D>
+[[gnu::noinline]] void widen(const char* memory, std::int64_t step, std::int64_t n,
+                             void* out_values) {
+  using Storage = storage_of<D>;
+  using Value = value_of<D>;
+  auto* out = static_cast<Value*>(out_values);
+  const auto* source = reinterpret_cast<const Storage*>(memory);
+  if constexpr (D == DType::kFloat16) {
+    half_to_float(source, step, out, n);
+  } else if constexpr (D == DType::kComplex32) {
+    if (step == 1) {
+      half_to_float(reinterpret_cast<const float16*>(source), 1, reinterpret_cast<float*>(out),
+                    2 * n);
+    } else {
+      for (std::int64_t k = 0; k < n; ++k) {
+        out[k] = DTypeMath<D>::widen(source[k * step]);
+      }
+    }
+  } else if constexpr (D == DType::kBFloat16) {
+    const auto* bits = reinterpret_cast<const std::uint16_t*>(source);
+    for (std::int64_t k = 0; k < n; ++k) {
+      out[k] = bfloat16_value(bits[k * step]);
+    }
+  } else if (step == 1) {
+    for (std::int64_t k = 0; k < n; ++k) {
+      out[k] = DTypeMath<D>::widen(source[k]);
+    }
+  } else {
+    for (std::int64_t k = 0; k < n; ++k) {
+      out[k] = DTypeMath<D>::widen(source[k * step]);
+    }
+  }
+}
+
+// Value type V -> common dtype C (as torch casts) -> C's compute type.
+template <class V, DType C>
+[[gnu::noinline]] void narrow(const void* in_values, std::int64_t n, compute_of<C>* out) {
+  const auto* in = static_cast<const V*>(in_values);
+  if constexpr (C == DType::kFloat16 || C == DType::kBFloat16) {
+    for (std::int64_t k = 0; k < n; ++k) {
+      out[k] = float_from(real_part(in[k]));
+    }
+    round_floats<C>(out, n);
+  } else if constexpr (C == DType::kComplex32) {
+    auto* parts = reinterpret_cast<float*>(out);
+    for (std::int64_t k = 0; k < n; ++k) {
+      if constexpr (kIsComplexValue<V>) {
+        out[k] = {float_from(in[k].re), float_from(in[k].im)};
+      } else {
+        out[k] = {float_from(in[k]), 0.0f};
+      }
+    }
+    round_floats<DType::kFloat16>(parts, 2 * n);
+  } else {
+    for (std::int64_t k = 0; k < n; ++k) {
+      out[k] = DTypeMath<C>::to_compute(DTypeMath<C>::cast(in[k]));
+    }
+  }
+}
+
+// Compute type of C -> C's memory (`step` elements apart), rounded.
+template <DType C>
+[[gnu::noinline]] void store(const compute_of<C>* values, std::int64_t n, char* memory,
+                             std::int64_t step) {
+  auto* target = reinterpret_cast<storage_of<C>*>(memory);
+  if constexpr (C == DType::kFloat16) {
+    float_to_half(values, n, target, step);
+  } else if constexpr (C == DType::kComplex32) {
+    if (step == 1) {
+      float_to_half(reinterpret_cast<const float*>(values), 2 * n,
+                    reinterpret_cast<float16*>(target), 1);
+    } else {
+      for (std::int64_t k = 0; k < n; ++k) {
+        target[k * step] = DTypeMath<C>::from_compute(values[k]);
+      }
+    }
+  } else if constexpr (C == DType::kBFloat16) {
+    auto* bits = reinterpret_cast<std::uint16_t*>(target);
+    for (std::int64_t k = 0; k < n; ++k) {
+      bits[k * step] = bfloat16_bits(values[k]);
+    }
+  } else if (step == 1) {
+#pragma GCC ivdep
+    for (std::int64_t k = 0; k < n; ++k) {
+      target[k] = DTypeMath<C>::from_compute(values[k]);
+    }
+  } else {
+    for (std::int64_t k = 0; k < n; ++k) {
+      target[k * step] = DTypeMath<C>::from_compute(values[k]);
+    }
+  }
+}
+
+// Compute type of C -> rounded to C -> C's value type (the sum on its way to another dtype).
+template <DType C>
+[[gnu::noinline]] void round_to_value(const compute_of<C>* values, std::int64_t n,
+                                      value_of<C>* out) {
+  if constexpr (C == DType::kFloat16 || C == DType::kBFloat16 || C == DType::kComplex32) {
+    std::copy_n(values, n, out);
+    round_floats<C == DType::kBFloat16 ? DType::kBFloat16 : DType::kFloat16>(
+        reinterpret_cast<float*>(out), C == DType::kComplex32 ? 2 * n : n);
+  } else {
+    for (std::int64_t k = 0; k < n; ++k) {
+      out[k] = DTypeMath<C>::widen(DTypeMath<C>::from_compute(values[k]));
+    }
+  }
+}
+
+// ---- Which conversion each dtype takes, as tables indexed by dtype ----
+
+using WidenFn = void (*)(const char*, std::int64_t, std::int64_t, void*);
+
+constexpr WidenFn kWiden[kDTypeCount] = {
+    widen<DType::kBool>,      widen<DType::kUInt8>,     widen<DType::kInt8>,
+    widen<DType::kInt16>,     widen<DType::kInt32>,     widen<DType::kInt64>,
+    widen<DType::kFloat16>,   widen<DType::kBFloat16>,  widen<DType::kFloat32>,
+    widen<DType::kFloat64>,   widen<DType::kComplex32>, widen<DType::kComplex64>,
+    widen<DType::kComplex128>};
+
+// The value types, numbered: the index of a dtype's narrow function.
+enum ValueKind : int {
+  kInt32Value,
+  kInt64Value,
+  kFloatValue,
+  kDoubleValue,
+  kCFloatValue,
+  kCDoubleValue
+};
+
+constexpr int kValueKind[kDTypeCount] = {
+    kInt32Value, kInt32Value, kInt32Value,  kInt32Value,  kInt32Value,  kInt64Value,  kFloatValue,
+    kFloatValue, kFloatValue, kDoubleValue, kCFloatValue, kCFloatValue, kCDoubleValue};
+
+template <class V>
+constexpr int value_kind() {
+  if constexpr (std::is_same_v<V, std::int32_t>) {
+    return kInt32Value;
+  } else if constexpr (std::is_same_v<V, std::int64_t>) {
+    return kInt64Value;
+  } else if constexpr (std::is_same_v<V, float>) {
+    return kFloatValue;
+  } else if constexpr (std::is_same_v<V, double>) {
+    return kDoubleValue;
+  } else if constexpr (std::is_same_v<V, Complex<float>>) {
+    return kCFloatValue;
+  } else {
+    return kCDoubleValue;
+  }
+}
+
+template <DType C>
+using NarrowFn = void (*)(const void*, std::int64_t, compute_of<C>*);
+
+template <DType C>
+constexpr NarrowFn<C> kNarrow[6] = {narrow<std::int32_t, C>,   narrow<std::int64_t, C>,
+                                    narrow<float, C>,          narrow<double, C>,
+                                    narrow<Complex<float>, C>, narrow<Complex<double>, C>};
+
+// Dtypes whose memory is their compute type bit for bit: same-dtype arrays of these are read
+// and written in place.
+template <DType C>
+inline constexpr bool kInPlace =
+    sizeof(storage_of<C>) == sizeof(compute_of<C>) && C != DType::kFloat16 && C != DType::kBFloat16;
+
+// Casts whose value type is the compute type of the common dtype unchanged (bfloat16 read into
+// float32, int16 into int32, complex32 into complex64): the widened values are the terms.
+template <DType C>
+constexpr bool narrow_is_identity(int value) {
+  switch (C) {
+    case DType::kInt32:
+      return value == kInt32Value;
+    case DType::kInt64:
+      return value == kInt64Value;
+    case DType::kFloat32:
+      return value == kFloatValue;
+    case DType::kFloat64:
+      return value == kDoubleValue;
+    case DType::kComplex64:
+      return value == kCFloatValue;
+    case DType::kComplex128:
+      return value == kCDoubleValue;
+    default:
+      return false;
+  }
+}
+
+// ---- A row ----
+
+template <DType C>
+class RowRunner {
+ public:
+  using K = compute_of<C>;
+
+  RowRunner(const RowSum& sum, const std::int64_t* base, const std::int64_t* steps)
+      : sum_(sum), base_(base), steps_(steps) {}
+
+  // Whether every array is read, and z written, in place with unit steps.
+  bool in_place() const {
+    for (int i = 0; i <= sum_.count; ++i) {
+      const RowOperand& operand = i < sum_.count ? sum_.inputs[i] : sum_.z;
+      if (operand.data == nullptr || (i < sum_.count && steps_[i] == 0)) {
+        continue;
+      }
+      if (!kInPlace<C> || operand.dtype != C || steps_[i] != 1) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Input i's terms for elements [start, start + m): in place, a constant, or converted into
+  // `buffer`.
+  Source<K> source(int i, std::int64_t start, std::int64_t m, K* buffer) {
+    const RowOperand& input = sum_.inputs[i];
+    if (input.data == nullptr) {
+      return {nullptr, input.constant.as<K>()};
+    }
+    const std::int64_t step = steps_[i];
+    const char* first = input.data + (base_[i] + start * step) * input.element_size;
+    if (step == 0) {  // one element along the row: converted once
+      K value;
+      convert(input.dtype, first, 0, 1, &value);
+      return {nullptr, value};
+    }
+    if (kInPlace<C> && input.dtype == C && step == 1) {
+      return {reinterpret_cast<const K*>(first), K{}};
+    }
+    convert(input.dtype, first, step, m, buffer);
+    return {buffer, K{}};
+  }
+
+  // Elements [start, start + m) of z from the compute-type sums in `values`.
+  void store_z(const K* values, std::int64_t start, std::int64_t m) {
+    const RowOperand& z = sum_.z;
+    const std::int64_t step = steps_[sum_.count];
+    char* first = z.data + (base_[sum_.count] + start * step) * z.element_size;
+    if (z.dtype == C) {
+      store<C>(values, m, first, step);
+      return;
+    }
+    // Another dtype (out= casting): rounded to C, then cast as torch casts.
+    alignas(64) value_of<C> rounded[kBlock];
+    alignas(64) unsigned char cast_values[kBlock * 16];
+    round_to_value<C>(values, m, rounded);
+    visit_dtype(z.dtype, [&](auto tag) {
+      constexpr DType kO = decltype(tag)::value;
+      auto* cast = reinterpret_cast<compute_of<kO>*>(cast_values);
+      narrow<value_of<C>, kO>(rounded, m, cast);
+      store<kO>(cast, m, first, step);
+    });
+  }
+
+  void run(std::int64_t n) {
+    const int count = sum_.count;
+    const bool direct = count <= 2 && in_place();
+    // In place, a row is one block: no buffers.
+    const std::int64_t block = direct ? n : kBlock;
+    alignas(64) K first_buffer[kBlock];
+    alignas(64) K second_buffer[kBlock];
+    alignas(64) K sums[kBlock];
+    const RowOperand& x0 = sum_.inputs[0];
+    const K weight0 = x0.weight.as<K>();
+    for (std::int64_t start = 0; start < n; start += block) {
+      const std::int64_t m = std::min(block, n - start);
+      K* out = direct ? reinterpret_cast<K*>(sum_.z.data) + base_[count] + start : sums;
+      const Source<K> a = source(0, start, m, first_buffer);
+      if (count == 1) {
+        first_term(a, weight0, !x0.weight_is_one, out, m);
+      } else {
+        Source<K> sum = a;
+        bool scaled = !x0.weight_is_one;
+        K weight = weight0;
+        // Inputs 1 .. count - 2 add into the sums; the last is combined into `out`.
+        if (count > 2) {
+          first_term(a, weight0, scaled, sums, m);
+          for (int i = 1; i < count - 1; ++i) {
+            const RowOperand& input = sum_.inputs[i];
+            const Source<K> b = source(i, start, m, second_buffer);
+            combine({sums, K{}}, K{}, false, b, input.weight.as<K>(), input.weight_is_one, sums, m);
+          }
+          sum = {sums, K{}};
+          scaled = false;
+          weight = K{};
+        }
+        const RowOperand& last = sum_.inputs[count - 1];
+        const Source<K> b = source(count - 1, start, m, second_buffer);
+        combine(sum, weight, scaled, b, last.weight.as<K>(), last.weight_is_one, out, m);
+      }
+      if (!direct) {
+        store_z(out, start, m);
+      }
+    }
+  }
+
+ private:
+  // n elements of dtype `from`, `step` apart, into C's compute type.
+  void convert(DType from, const char* memory, std::int64_t step, std::int64_t n, K* out) {
+    const int from_index = static_cast<int>(from);
+    if (from == C) {
+      // Same dtype, not in place (a 16-bit float, or a stride): its value type is K, or its
+      // storage is.
+      if constexpr (kInPlace<C>) {
+        const auto* source = reinterpret_cast<const storage_of<C>*>(memory);
+        for (std::int64_t k = 0; k < n; ++k) {
+          out[k] = DTypeMath<C>::to_compute(source[k * step]);
+        }
+      } else {
+        kWiden[from_index](memory, step, n, out);
+      }
+      return;
+    }
+    const int value = kValueKind[from_index];
+    if (narrow_is_identity<C>(value)) {
+      kWiden[from_index](memory, step, n, out);
+      return;
+    }
+    alignas(64) unsigned char values[kBlock * 16];
+    kWiden[from_index](memory, step, n, values);
+    kNarrow<C>[value](values, n, out);
+  }
+
+  const RowSum& sum_;
+  const std::int64_t* base_;
+  const std::int64_t* steps_;
+};
+
+template <DType C>
+void sum_row(const RowSum& sum, const std::int64_t* base, const std::int64_t* steps,
+             std::int64_t n) {
+  RowRunner<C>(sum, base, steps).run(n);
+}
+
+}  // namespace
+}  // namespace VECADD_CONCAT(isa_,VECADD_CPU_ISA)
+
+CpuKernels VECADD_CONCAT(cpu_kernels_, VECADD_CPU_ISA)() {
+  namespace isa = VECADD_CONCAT(isa_, VECADD_CPU_ISA);
+  return {
+      VECADD_STRINGIFY(VECADD_CPU_ISA),
+      {isa::sum_row<DType::kBool>, isa::sum_row<DType::kUInt8>, isa::sum_row<DType::kInt8>,
+       isa::sum_row<DType::kInt16>, isa::sum_row<DType::kInt32>, isa::sum_row<DType::kInt64>,
+       isa::sum_row<DType::kFloat16>, isa::sum_row<DType::kBFloat16>, isa::sum_row<DType::kFloat32>,
+       isa::sum_row<DType::kFloat64>, isa::sum_row<DType::kComplex32>,
+       isa::sum_row<DType::kComplex64>, isa::sum_row<DType::kComplex128>}};
+}
+
+}  // namespace vecadd::detail

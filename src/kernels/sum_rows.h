@@ -1,0 +1,53 @@
+// The CPU kernels' interface between the runner (sum_cpu.cpp: plans, threads, dimensions) and
+// the row kernels (sum_rows.cpp), which are compiled once per instruction set and picked once
+// per process, as torch picks its CPU kernels.
+#pragma once
+
+#include <cstdint>
+
+#include "element_math.h"
+#include "sum_call.h"
+#include "vecadd/vecadd.h"
+
+namespace vecadd::detail {
+
+// One operand of a sum as a row kernel reads it: an array (element offsets and steps come with
+// each row) or, with `data` nullptr, a constant already in the compute type.
+struct RowOperand {
+  char* data = nullptr;
+  std::int64_t element_size = 0;
+  DType dtype = DType::kFloat32;
+  ComputeValue constant;
+  ComputeValue weight;         // in the compute type
+  bool weight_is_one = false;  // the first term is the input itself
+};
+
+// One call: its inputs and z, the common dtype and its compute kind.
+struct RowSum {
+  const RowOperand* inputs = nullptr;
+  int count = 0;
+  RowOperand z;
+  DType common = DType::kFloat32;
+  ComputeKind kind = ComputeKind::kFloat;
+};
+
+// Sums n elements along one dimension: operand o (inputs, then z) starts `base[o]` elements
+// from its data and advances `steps[o]` elements per element.
+using RowKernel = void (*)(const RowSum& sum, const std::int64_t* base, const std::int64_t* steps,
+                           std::int64_t n);
+
+// What one instruction set's build of sum_rows.cpp provides: a row kernel per common dtype.
+struct CpuKernels {
+  const char* capability;
+  RowKernel sum_row[kDTypeCount];
+};
+
+// Each build of sum_rows.cpp defines one of these (x86-64: default, avx2, avx512; others: the
+// default alone, named for the architecture).
+CpuKernels cpu_kernels_default();
+#if defined(__x86_64__) || defined(_M_X64)
+CpuKernels cpu_kernels_avx2();
+CpuKernels cpu_kernels_avx512();
+#endif
+
+}  // namespace vecadd::detail
