@@ -112,6 +112,14 @@ class _InductorArithmetic:
     def dtype(self, tensor):
         return tensor.get_dtype()
 
+    def has_dims(self, tensor):
+        return len(tensor.get_size()) > 0
+
+    def host_number(self, tensor, device_tensor):
+        """Whether tensor is a 0-dim CPU tensor beside device_tensor's other device."""
+        device = tensor.get_device().type
+        return not tensor.get_size() and device == "cpu" != device_tensor.get_device().type
+
     def convert(self, tensor, dtype):
         return self._inductor.convert(tensor, dtype)
 
@@ -139,9 +147,17 @@ def _lowering(op: Operator, overload, inductor: private.InductorLowerings):
 
     def lower(*args, **kwargs):
         arguments = op.arguments_of(args, kwargs)
-        tensors, weights = terms(op, arithmetic, arguments, {})
-        if not kept_scopes and not kernel_is_faster(inductor.current_node(), len(tensors)):
-            return weighted_sum(arithmetic, tensors, weights)
+        tensors, weights, common = terms(op, arithmetic, arguments, {})
+        # Inductor's own kernels take neither complex sums nor CPU numbers beside GPU tensors.
+        fusible = not common.is_complex and not any(
+            arithmetic.host_number(tensor, other) for tensor in tensors for other in tensors
+        )
+        if (
+            fusible
+            and not kept_scopes
+            and not kernel_is_faster(inductor.current_node(), len(tensors))
+        ):
+            return weighted_sum(arithmetic, tensors, weights, common)
         if inductor.ahead_of_time():
             # A package run by other processes calls the public operator, the one vecadd promises.
             positional, keywords = op.split(arguments)

@@ -83,6 +83,9 @@ struct Number {
   static constexpr Number one() { return of_integer(1); }
 };
 
+// One element of `dtype` at `element` (host memory) as a Number, as a constant input takes it.
+Number number_at(const void* element, DType dtype);
+
 // One input of a sum: an array of `dtype` elements laid out as `shape` says, or, with `data`
 // nullptr, a constant `value` of that dtype (0-dim: it broadcasts everywhere), which the call
 // reads once, on the host, whatever the device (a Python number, a 0-dim CPU tensor beside
