@@ -137,7 +137,8 @@ def kind(argument) -> str:
 
 
 def kernel(macro_argument: str, op, registered: str, out: bool) -> str:
-    kinds = ", ".join(kind(argument) for argument in op.schema_arguments)
+    twin = registered.startswith("_")
+    kinds = ", ".join(kind(argument) for argument in op.overload_arguments(twin=twin))
     words = f"vecadd::binding::k{camel(op.name)}Words"
     return f"{macro_argument}({quoted(registered)}, {words}, {'true' if out else 'false'}, {kinds})"
 
@@ -277,7 +278,7 @@ def lean_{op}(functional, out_variant, with_grad, typed):
                 return {functional}
             if type(out) is not Tensor or needs_grad or (out.requires_grad and grad_enabled()):
                 return NotImplemented  # the checked way refuses out= with grad in words
-            out_variant({parameters}, {rest}out)
+            out_variant({parameters}, out)
             increment_versions((out,))  # as the .out overload's autograd kernel does
             return out
         except NotImplementedError:
@@ -394,10 +395,6 @@ def lean_ways(records, tracing: str, blocked: str) -> str:
                 blocked=blocked,
                 checks="".join(LEAN_CHECKS[a.type].format(name=a.name) for a in op.arguments),
                 functional=functional_call(op),
-                rest="".join(
-                    f"{None if a.default == 'None' else float(a.default)!r}, "
-                    for a in op.schema_arguments[len(op.arguments) :]
-                ),
             )
         )
         ways.append(traced_way(op))

@@ -112,6 +112,9 @@ class _InductorArithmetic:
     def dtype(self, tensor):
         return tensor.get_dtype()
 
+    def torch_dtype(self, dtype):
+        return dtype
+
     def has_dims(self, tensor):
         return len(tensor.get_size()) > 0
 
@@ -126,7 +129,7 @@ class _InductorArithmetic:
     def scale(self, tensor, weight, dtype):
         return self._inductor.mul(tensor, weight)
 
-    def add(self, total, term):
+    def add(self, total, term, dtype):
         return self._inductor.add(total, term)
 
     def copy(self, tensor):
@@ -158,14 +161,17 @@ def _lowering(op: Operator, overload, inductor: private.InductorLowerings):
             and not kernel_is_faster(inductor.current_node(), len(tensors))
         ):
             return weighted_sum(arithmetic, tensors, weights, common)
-        if inductor.ahead_of_time():
-            # A package run by other processes calls the public operator, the one vecadd promises.
+        record, rest = arguments[: len(op.arguments)], arguments[len(op.arguments) :]
+        plain = all(value in (0.0, None) for value in rest)  # no complex weight, no dtype asked
+        if inductor.ahead_of_time() or not plain:
+            # A package run by other processes calls the public operator, the one vecadd
+            # promises; so does a call the twin cannot make (it takes the record's arguments).
             positional, keywords = op.split(arguments)
             return inductor.fallback_handler(overload, add_to_fallback_set=False)(
                 *positional, **keywords
             )
-        # The twin takes every argument positionally.
-        return inductor.fallback_handler(kernel_in_process, add_to_fallback_set=False)(*arguments)
+        # The twin takes the record's arguments, positionally.
+        return inductor.fallback_handler(kernel_in_process, add_to_fallback_set=False)(*record)
 
     lower.__name__ = f"lower_{overload._schema.name.split('::')[1]}"
     return lower

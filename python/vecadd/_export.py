@@ -33,11 +33,12 @@ class _Arithmetic(Protocol):
     tensors."""
 
     def dtype(self, tensor) -> torch.dtype: ...
+    def torch_dtype(self, dtype) -> torch.dtype: ...
     def has_dims(self, tensor) -> bool: ...
     def host_number(self, tensor, device_tensor) -> bool: ...
     def convert(self, tensor, dtype: torch.dtype): ...
     def scale(self, tensor, weight: float | int | complex, dtype: torch.dtype): ...
-    def add(self, total, term): ...
+    def add(self, total, term, dtype: torch.dtype): ...
     def copy(self, tensor): ...
 
 
@@ -49,6 +50,8 @@ def terms(op: Operator, arithmetic: _Arithmetic, args, kwargs) -> tuple[list, li
     arguments = op.arguments_of(args, kwargs)
     tensors, weights = op.terms(*arguments)
     common = arguments[-1]  # the schema's last argument: the dtype asked for
+    if common is not None and not isinstance(common, torch.dtype):
+        common = arithmetic.torch_dtype(common)  # as a route spells a dtype (ONNX's enum)
     if common is None:
         common = promoted([(arithmetic.dtype(t), arithmetic.has_dims(t)) for t in tensors])
     if is_integral(common):
@@ -84,7 +87,7 @@ def weighted_sum(
             term = arithmetic.convert(term, compute)
         if weight != 1:
             term = arithmetic.scale(term, weight, compute)
-        total = term if total is None else arithmetic.add(total, term)
+        total = term if total is None else arithmetic.add(total, term, compute)
     if compute != common:
         return arithmetic.convert(total, common)
     # The operators return new memory, also for one input of weight 1.
@@ -102,6 +105,9 @@ class _Aten(_Arithmetic):
     def dtype(self, tensor):
         return tensor.dtype
 
+    def torch_dtype(self, dtype):
+        return dtype
+
     def has_dims(self, tensor):
         return tensor.dim() > 0
 
@@ -115,7 +121,7 @@ class _Aten(_Arithmetic):
     def scale(self, tensor, weight, dtype):
         return torch.ops.aten.mul.Tensor(tensor, weight)
 
-    def add(self, total, term):
+    def add(self, total, term, dtype):
         return torch.ops.aten.add.Tensor(total, term)
 
     def copy(self, tensor):
@@ -164,6 +170,9 @@ class _Onnx(_Arithmetic):
     def dtype(self, tensor):
         return self.to_torch(tensor.dtype)
 
+    def torch_dtype(self, dtype):
+        return self.to_torch(dtype)
+
     def has_dims(self, tensor):
         shape = tensor.shape
         return shape is None or len(shape) > 0  # a rank not known: a tensor with dimensions
@@ -180,8 +189,8 @@ class _Onnx(_Arithmetic):
             return self.opset.And(tensor, constant)
         return self.opset.Mul(tensor, constant)
 
-    def add(self, total, term):
-        if self.dtype(total) == torch.bool:  # a sum of bools is "or"
+    def add(self, total, term, dtype):
+        if dtype == torch.bool:  # a sum of bools is "or"
             return self.opset.Or(total, term)
         return self.opset.Add(total, term)
 

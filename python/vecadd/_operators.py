@@ -119,9 +119,15 @@ class Operator:
         )
         return (*self.arguments, *imaginary, DTYPE)
 
+    def overload_arguments(self, *, twin: bool) -> tuple[Argument, ...]:
+        """The arguments of the public overloads (the schema's), or of the private twins: the
+        record's alone, since each argument the lean ways pass costs every call, and a call
+        with a complex weight or a dtype goes to the public overloads."""
+        return self.arguments if twin else self.schema_arguments
+
     def _declarations(self, *, positional: bool, defaults: bool) -> list[str]:
         words, keyword = [], False
-        for argument in self.schema_arguments:
+        for argument in self.overload_arguments(twin=positional):
             if argument.keyword_only and not keyword and not positional:
                 words.append("*")
                 keyword = True

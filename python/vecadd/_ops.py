@@ -303,19 +303,22 @@ _traced_add, _traced_add_n = TRACED_WAYS["add"], TRACED_WAYS["add_n"]
 
 
 def add(
-    x: torch.Tensor,
-    y: torch.Tensor,
+    x: torch.Tensor | complex,
+    y: torch.Tensor | complex,
     *,
-    alpha: float | int = 1.0,  # a float, as the schema takes it: the cheapest to pass on
+    alpha: complex = 1.0,  # a float, as the schema takes it: the cheapest to pass on
     out: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Return ``x + alpha * y``, broadcasting ``x`` and ``y`` like :func:`torch.add`.
+    """Return ``x + alpha * y``, broadcasting and promoting ``x`` and ``y`` as :func:`torch.add`
+    does.
 
-    ``x`` and ``y`` must share a dtype (float16, bfloat16, float32, float64, int32 or
-    int64; no type promotion) and a device. ``alpha`` must be integral for integer
-    tensors. With ``out``, the result is written into it: it must already have the
-    broadcast shape, the inputs' dtype and device, and may be ``x`` or ``y`` itself but
-    must not partly overlap them. Differentiable with respect to ``x`` and ``y``.
+    ``x`` and ``y`` are tensors of any dtype torch.add takes (one may be a Python number or a
+    0-dim CPU tensor beside tensors on a GPU); the result has ``torch.result_type(x, y)``.
+    ``alpha`` is real for a real sum, complex for a complex one, a bool for a bool sum, and
+    integral for an integer sum. With ``out``, the result is cast into it: it must already have
+    the broadcast shape, a dtype the result casts to and the inputs' device, and may be ``x``
+    or ``y`` itself but must not partly overlap them. Differentiable with respect to ``x`` and
+    ``y``, each gradient in its input's dtype.
     """
     result = lean_add(x, y, alpha, out)  # NotImplemented while compile or export traces
     if result is not NotImplemented:
@@ -336,13 +339,13 @@ def add_n(
     """Return ``weights[0] * tensors[0] + weights[1] * tensors[1] + ...`` in one pass: each
     tensor is read once and the result written once.
 
-    The tensors broadcast together as a chain of :func:`torch.add` would, and must share a
-    dtype (float16, bfloat16, float32, float64, int32 or int64; no type promotion) and a device;
-    there must be at least one. ``weights`` (default: all 1) has one number per tensor, integral
-    for integer tensors; 16-bit floats compute in float32 and round once. With ``out``, the
-    result is written into it: it must already have the broadcast shape, the tensors' dtype and
-    device, and may be one of the tensors itself but must not partly overlap any. Differentiable
-    with respect to every tensor.
+    The tensors broadcast and promote together as a chain of :func:`torch.add` would (any dtype
+    torch.add takes, on one device but for 0-dim CPU tensors); there must be at least one.
+    ``weights`` (default: all 1) has one number per tensor: complex for a complex sum, integral
+    for an integer one; 16-bit floats compute in float32 and round once. With ``out``, the
+    result is cast into it: it must already have the broadcast shape, a dtype the result casts
+    to and the tensors' device, and may be one of the tensors itself but must not partly overlap
+    any. Differentiable with respect to every tensor, each gradient in its tensor's dtype.
     """
     result = _lean_add_n(tensors, weights, out)  # NotImplemented while compile or export traces
     if result is not NotImplemented:
