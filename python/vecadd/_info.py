@@ -15,9 +15,9 @@ def build_info() -> dict[str, Any]:
     """How vecadd was built and which of its kernels this process runs: its version, which
     torch API its operators use (``"stable"``: the LibTorch stable ABI, or ``"native"``), the
     torch it was built against and the torch versions it loads under; the CUDA libraries it
-    holds (one per CUDA major: toolkit, folder and the CUDA architectures read from the
-    binary); which one is loaded (``cuda_version``, ``cuda_archs``, ``cuda_library``;
-    ``with_cuda`` is False when none is) and otherwise why not (``cuda_not_loaded``); and
+    holds (one per CUDA major: toolkit and folder); which one is loaded (``cuda_version``,
+    ``cuda_library``, and ``cuda_archs``, the architectures read from its binary; ``with_cuda``
+    is False when none is) and otherwise why not (``cuda_not_loaded``); and
     the CUDA runtime libraries the process has mapped (``cuda_runtimes``: the loaded library
     uses torch's runtime of its major)."""
     from ._loader import cuda_state, mapped_cuda_runtimes  # loads torch: not for path queries
