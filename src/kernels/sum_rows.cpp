@@ -15,7 +15,7 @@
 #include <cstring>
 #include <type_traits>
 
-#if defined(__F16C__)
+#if defined(__F16C__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -218,6 +218,86 @@ void round_floats(float* values, std::int64_t n) {
       const std::int64_t m = std::min(kBlock, n - start);
       float_to_half(values + start, m, halves, 1);
       half_to_float(halves, 1, values + start, m);
+    }
+  }
+}
+
+#if defined(__AVX2__)
+// Eight bfloat16 -> float, and float -> bfloat16 bits in the low half of each 32-bit lane (the
+// rounding of bfloat16_bits, eight at a time).
+inline __m256 bfloat16x8_to_float(__m128i bits) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+}
+
+inline __m256i float_to_bfloat16x8(__m256 values) {
+  const __m256i bits = _mm256_castps_si256(values);
+  const __m256i high = _mm256_srli_epi32(bits, 16);
+  const __m256i odd = _mm256_and_si256(high, _mm256_set1_epi32(1));
+  const __m256i rounded = _mm256_srli_epi32(
+      _mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), odd)), 16);
+  const __m256i quiet_nan = _mm256_or_si256(high, _mm256_set1_epi32(0x40));
+  const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff)),
+                                            _mm256_set1_epi32(0x7f800000));
+  return _mm256_blendv_epi8(rounded, quiet_nan, is_nan);
+}
+#endif
+
+// z = x + w * y over float16 or bfloat16 arrays (y, when null, the constant `y_value`), in
+// registers: the same-dtype two-input call, and x + a Python number, which would otherwise go
+// through three buffers.
+template <DType C>
+void add_halves(const storage_of<C>* x, const storage_of<C>* y, float y_value, float weight,
+                storage_of<C>* z, std::int64_t n) {
+  std::int64_t k = 0;
+  const auto* a = reinterpret_cast<const std::uint16_t*>(x);
+  const auto* b = reinterpret_cast<const std::uint16_t*>(y);
+  auto* out = reinterpret_cast<std::uint16_t*>(z);
+  if constexpr (C == DType::kFloat16) {
+#if defined(__F16C__)
+    const __m256 scale = _mm256_set1_ps(weight);
+    const __m256 constant = _mm256_set1_ps(y_value);
+    for (; k + 8 <= n; k += 8) {
+      const __m256 first =
+          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + k)));
+      const __m256 second =
+          b == nullptr ? constant
+                       : _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + k)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + k),
+                       _mm256_cvtps_ph(_mm256_fmadd_ps(scale, second, first),
+                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+#endif
+    for (; k < n; ++k) {
+      const float second = b == nullptr ? y_value : ElementMath<float16>::load(y[k]);
+      z[k] = ElementMath<float16>::store(
+          fused_add_product(ElementMath<float16>::load(x[k]), weight, second));
+    }
+  } else {
+#if defined(__AVX2__)
+    const __m256 scale = _mm256_set1_ps(weight);
+    const __m256 constant = _mm256_set1_ps(y_value);
+    for (; k + 16 <= n; k += 16) {
+      const __m256i first = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + k));
+      const __m256 first_low = bfloat16x8_to_float(_mm256_castsi256_si128(first));
+      const __m256 first_high = bfloat16x8_to_float(_mm256_extracti128_si256(first, 1));
+      __m256 second_low = constant;
+      __m256 second_high = constant;
+      if (b != nullptr) {
+        const __m256i second = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k));
+        second_low = bfloat16x8_to_float(_mm256_castsi256_si128(second));
+        second_high = bfloat16x8_to_float(_mm256_extracti128_si256(second, 1));
+      }
+      const __m256i low = float_to_bfloat16x8(_mm256_fmadd_ps(scale, second_low, first_low));
+      const __m256i high = float_to_bfloat16x8(_mm256_fmadd_ps(scale, second_high, first_high));
+      // Pack the sixteen 32-bit lanes (each below 2^16) to 16 bits, in order.
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k),
+                          _mm256_permute4x64_epi64(_mm256_packus_epi32(low, high), 0xd8));
+    }
+#endif
+#pragma GCC ivdep
+    for (; k < n; ++k) {
+      const float second = b == nullptr ? y_value : bfloat16_value(b[k]);
+      out[k] = bfloat16_bits(fused_add_product(bfloat16_value(a[k]), weight, second));
     }
   }
 }
@@ -475,7 +555,36 @@ class RowRunner {
     });
   }
 
+  // The same-dtype two-input call of a 16-bit float (x + w * y, unit steps, y an array or a
+  // constant): in registers.
+  bool add_halves_in_registers(std::int64_t n) {
+    if constexpr (C == DType::kFloat16 || C == DType::kBFloat16) {
+      if (sum_.count != 2) {
+        return false;
+      }
+      const RowOperand& x = sum_.inputs[0];
+      const RowOperand& y = sum_.inputs[1];
+      const RowOperand& z = sum_.z;
+      const bool y_constant = y.data == nullptr;
+      if (!x.weight_is_one || x.data == nullptr || x.dtype != C || z.dtype != C ||
+          (!y_constant && (y.dtype != C || steps_[1] != 1)) || steps_[0] != 1 || steps_[2] != 1) {
+        return false;
+      }
+      using Storage = storage_of<C>;
+      add_halves<C>(reinterpret_cast<const Storage*>(x.data) + base_[0],
+                    y_constant ? nullptr : reinterpret_cast<const Storage*>(y.data) + base_[1],
+                    y.constant.as<float>(), y.weight.as<float>(),
+                    reinterpret_cast<Storage*>(z.data) + base_[2], n);
+      return true;
+    }
+    static_cast<void>(n);
+    return false;
+  }
+
   void run(std::int64_t n) {
+    if (add_halves_in_registers(n)) {
+      return;
+    }
     const int count = sum_.count;
     const bool direct = count <= 2 && in_place();
     // In place, a row is one block: no buffers.
