@@ -62,6 +62,14 @@ constexpr std::int64_t kGrainSize = 32768;
 void strided_serial(const RowSum& sum, detail::RowKernel row, const Dimensions& dims,
                     const std::int64_t* start) {
   const int operands = sum.count + 1;
+  if (dims.ndim == 1 && operands <= kInlineOperands) {  // the common call: one row
+    std::int64_t steps[kInlineOperands];
+    for (int o = 0; o < operands; ++o) {
+      steps[o] = dims.stride(o, 0);
+    }
+    row(sum, start, steps, dims.sizes[0]);
+    return;
+  }
   const std::int64_t count = dims.count();
   if (count == 0) {
     return;
@@ -205,16 +213,25 @@ void add_n_cpu(const T* const* inputs, const alpha_t<T>* weights, T* z, const Pl
     return;
   }
   constexpr DType kDType = detail::dtype_of<T>();
-  PerOperand<SumInput> operands(plan.inputs);
+  using K = detail::compute_of<kDType>;
+  PerOperand<RowOperand> operands(plan.inputs);
   for (int i = 0; i < plan.inputs; ++i) {
-    operands[i].data = inputs[i];
-    operands[i].dtype = kDType;
-    operands[i].weight = detail::number_of_weight(weights[i]);
+    RowOperand& operand = operands[i];
+    const K weight = detail::scale_of<T>(weights[i]);
+    operand.data = reinterpret_cast<char*>(const_cast<T*>(inputs[i]));
+    operand.element_size = sizeof(T);
+    operand.dtype = kDType;
+    operand.weight_is_one = weight == K(1);
+    operand.weight = detail::ComputeValue::of(weight);
   }
-  const Sum sum{operands.data(), plan.inputs, {z, {}, kDType}, kDType};
-  PerOperand<RowOperand> described(plan.inputs);
   RowSum rows;
-  describe<kDType>(sum, described, rows);
+  rows.inputs = operands.data();
+  rows.count = plan.inputs;
+  rows.z.data = reinterpret_cast<char*>(z);
+  rows.z.element_size = sizeof(T);
+  rows.z.dtype = kDType;
+  rows.common = kDType;
+  rows.kind = detail::compute_kind(kDType);
   run(rows, plan, parallel);
 }
 

@@ -12,14 +12,15 @@
 namespace vecadd::detail {
 
 // One operand of a sum as a row kernel reads it: an array (element offsets and steps come with
-// each row) or, with `data` nullptr, a constant already in the compute type.
+// each row) or, with `data` nullptr, a constant already in the compute type. Plain data, filled
+// field by field on every call.
 struct RowOperand {
-  char* data = nullptr;
-  std::int64_t element_size = 0;
-  DType dtype = DType::kFloat32;
+  char* data;
+  std::int64_t element_size;
+  DType dtype;
+  bool weight_is_one;  // the first term is the input itself
   ComputeValue constant;
-  ComputeValue weight;         // in the compute type
-  bool weight_is_one = false;  // the first term is the input itself
+  ComputeValue weight;  // in the compute type
 };
 
 // One call: its inputs and z, the common dtype and its compute kind.
