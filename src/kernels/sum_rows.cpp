@@ -17,6 +17,8 @@
 
 #if defined(__F16C__) || defined(__AVX2__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 #include "sum_rows.h"
@@ -155,7 +157,9 @@ void first_term(Source<K> a, K weight, bool scaled, K* out, std::int64_t n) {
 
 // ---- Conversions between memory and the value and compute types ----
 
-// float16 <-> float, eight at a time with F16C where the build has it.
+// float16 <-> float, eight at a time with F16C where the build has it, four at a time with
+// NEON on aarch64. Both round to nearest even and keep a NaN's sign and leading payload bits, as
+// ElementMath<float16> does.
 void half_to_float(const float16* source, std::int64_t step, float* out, std::int64_t n) {
   std::int64_t k = 0;
 #if defined(__F16C__)
@@ -163,6 +167,13 @@ void half_to_float(const float16* source, std::int64_t step, float* out, std::in
     for (; k + 8 <= n; k += 8) {
       _mm256_storeu_ps(
           out + k, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(source + k))));
+    }
+  }
+#elif defined(__aarch64__)
+  if (step == 1) {
+    const auto* halves = reinterpret_cast<const float16_t*>(source);
+    for (; k + 4 <= n; k += 4) {
+      vst1q_f32(out + k, vcvt_f32_f16(vld1_f16(halves + k)));
     }
   }
 #endif
@@ -179,6 +190,13 @@ void float_to_half(const float* values, std::int64_t n, float16* target, std::in
       _mm_storeu_si128(reinterpret_cast<__m128i*>(target + k),
                        _mm256_cvtps_ph(_mm256_loadu_ps(values + k),
                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+  }
+#elif defined(__aarch64__)
+  if (step == 1) {
+    auto* halves = reinterpret_cast<float16_t*>(target);
+    for (; k + 4 <= n; k += 4) {
+      vst1_f16(halves + k, vcvt_f16_f32(vld1q_f32(values + k)));
     }
   }
 #endif
@@ -265,6 +283,18 @@ void add_halves(const storage_of<C>* x, const storage_of<C>* y, float y_value, f
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + k),
                        _mm256_cvtps_ph(_mm256_fmadd_ps(scale, second, first),
                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+#elif defined(__aarch64__)
+    const float32x4_t scale = vdupq_n_f32(weight);
+    const float32x4_t constant = vdupq_n_f32(y_value);
+    const auto* first_halves = reinterpret_cast<const float16_t*>(x);
+    const auto* second_halves = reinterpret_cast<const float16_t*>(y);
+    auto* out_halves = reinterpret_cast<float16_t*>(z);
+    for (; k + 4 <= n; k += 4) {
+      const float32x4_t first = vcvt_f32_f16(vld1_f16(first_halves + k));
+      const float32x4_t second =
+          b == nullptr ? constant : vcvt_f32_f16(vld1_f16(second_halves + k));
+      vst1_f16(out_halves + k, vcvt_f16_f32(vfmaq_f32(first, scale, second)));
     }
 #endif
     for (; k < n; ++k) {
