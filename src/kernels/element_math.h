@@ -245,7 +245,7 @@ inline constexpr bool kIsIntegerCompute = std::is_integral_v<K> && !std::is_same
 template <class K>
 VECADD_HOST_DEVICE K product(K weight, K x) {
   if constexpr (std::is_same_v<K, bool>) {
-    return weight && x;
+    return weight & x;  // bools are 0 or 1: bitwise, so that loops vectorize
   } else if constexpr (kIsIntegerCompute<K>) {
     // Unsigned and at least as wide as int: uint8 and uint16 would promote to int and overflow.
     using Wide = std::common_type_t<K, unsigned>;
@@ -262,7 +262,7 @@ VECADD_HOST_DEVICE K product(K weight, K x) {
 template <class K>
 VECADD_HOST_DEVICE K add_product(K sum, K weight, K x) {
   if constexpr (std::is_same_v<K, bool>) {
-    return sum || (weight && x);
+    return sum | (weight & x);
   } else if constexpr (kIsIntegerCompute<K>) {
     using Wide = std::common_type_t<K, unsigned>;
     return static_cast<K>(static_cast<Wide>(sum) + static_cast<Wide>(product(weight, x)));

@@ -43,8 +43,13 @@ constexpr bool kFused = true;
 constexpr bool kFused = false;
 #endif
 
-// Elements per block of a converted row: its buffers (at most 16 bytes an element) stay in L1.
-constexpr std::int64_t kBlock = 512;
+// Elements per block of a converted row: 4 KiB of the compute type (256 complex doubles to 4096
+// bytes), so that its three buffers stay in the L1 cache while the loops over them stay long;
+// values of an input's own dtype pass through a buffer of kChunk at most 16-byte elements.
+constexpr std::int64_t kBlockBytes = 4096;
+constexpr std::int64_t kChunk = 512;
+template <class K>
+constexpr std::int64_t kBlock = kBlockBytes / static_cast<std::int64_t>(sizeof(K));
 
 // ---- Arithmetic in the compute types (element_math.h's, with the fusing said here) ----
 
@@ -64,7 +69,7 @@ inline K fused_add_product(K sum, K weight, K x) {
 template <class K>
 inline K add_plain(K sum, K x) {
   if constexpr (std::is_same_v<K, bool>) {
-    return sum || x;
+    return sum | x;
   } else {
     using Wide = std::common_type_t<K, unsigned>;
     return static_cast<K>(static_cast<Wide>(sum) + static_cast<Wide>(x));
@@ -231,9 +236,9 @@ void round_floats(float* values, std::int64_t n) {
       values[k] = bfloat16_value(bfloat16_bits(values[k]));
     }
   } else {
-    float16 halves[kBlock];
-    for (std::int64_t start = 0; start < n; start += kBlock) {
-      const std::int64_t m = std::min(kBlock, n - start);
+    float16 halves[kChunk];
+    for (std::int64_t start = 0; start < n; start += kChunk) {
+      const std::int64_t m = std::min(kChunk, n - start);
       float_to_half(values + start, m, halves, 1);
       half_to_float(halves, 1, values + start, m);
     }
@@ -526,22 +531,23 @@ class RowRunner {
  public:
   using K = compute_of<C>;
 
-  RowRunner(const RowSum& sum, const std::int64_t* base, const std::int64_t* steps)
+  RowRunner(const RowSum& sum, std::int64_t* base, const std::int64_t* steps)
       : sum_(sum), base_(base), steps_(steps) {}
 
-  // Whether every array is read, and z written, in place with unit steps.
-  bool in_place() const {
-    for (int i = 0; i <= sum_.count; ++i) {
-      const RowOperand& operand = i < sum_.count ? sum_.inputs[i] : sum_.z;
-      if (operand.data == nullptr || (i < sum_.count && steps_[i] == 0)) {
-        continue;
-      }
-      if (!kInPlace<C> || operand.dtype != C || steps_[i] != 1) {
+  // Whether every input array is read in place (the compute type, unit steps).
+  bool inputs_in_place() const {
+    for (int i = 0; i < sum_.count; ++i) {
+      const RowOperand& input = sum_.inputs[i];
+      if (input.data != nullptr && steps_[i] != 0 &&
+          (!kInPlace<C> || input.dtype != C || steps_[i] != 1)) {
         return false;
       }
     }
     return true;
   }
+
+  // Whether z is written in place (the compute type, unit steps).
+  bool z_in_place() const { return kInPlace<C> && sum_.z.dtype == C && steps_[sum_.count] == 1; }
 
   // Input i's terms for elements [start, start + m): in place, a constant, or converted into
   // `buffer`.
@@ -573,60 +579,104 @@ class RowRunner {
       store<C>(values, m, first, step);
       return;
     }
-    // Another dtype (out= casting): rounded to C, then cast as torch casts.
-    alignas(64) value_of<C> rounded[kBlock];
-    alignas(64) unsigned char cast_values[kBlock * 16];
-    round_to_value<C>(values, m, rounded);
-    visit_dtype(z.dtype, [&](auto tag) {
-      constexpr DType kO = decltype(tag)::value;
-      auto* cast = reinterpret_cast<compute_of<kO>*>(cast_values);
-      narrow<value_of<C>, kO>(rounded, m, cast);
-      store<kO>(cast, m, first, step);
-    });
+    // Another dtype (out= casting): rounded to C, then cast as torch casts, kChunk at a time.
+    alignas(64) value_of<C> rounded[kChunk];
+    alignas(64) unsigned char cast_values[kChunk * 16];
+    for (std::int64_t done = 0; done < m; done += kChunk) {
+      const std::int64_t part = std::min(kChunk, m - done);
+      round_to_value<C>(values + done, part, rounded);
+      visit_dtype(z.dtype, [&](auto tag) {
+        constexpr DType kO = decltype(tag)::value;
+        auto* cast = reinterpret_cast<compute_of<kO>*>(cast_values);
+        narrow<value_of<C>, kO>(rounded, part, cast);
+        store<kO>(cast, part, first + done * step * z.element_size, step);
+      });
+    }
   }
 
-  // The same-dtype two-input call of a 16-bit float (x + w * y, unit steps, y an array or a
-  // constant): in registers.
-  bool add_halves_in_registers(std::int64_t n) {
+  // Whether the row is the same-dtype two-input call of a 16-bit float (x + w * y, unit steps, y
+  // an array or a constant), which add_halves_in_registers runs.
+  bool halves_in_registers() const {
     if constexpr (C == DType::kFloat16 || C == DType::kBFloat16) {
       if (sum_.count != 2) {
         return false;
       }
       const RowOperand& x = sum_.inputs[0];
       const RowOperand& y = sum_.inputs[1];
-      const RowOperand& z = sum_.z;
       const bool y_constant = y.data == nullptr;
-      if (!x.weight_is_one || x.data == nullptr || x.dtype != C || z.dtype != C ||
-          (!y_constant && (y.dtype != C || steps_[1] != 1)) || steps_[0] != 1 || steps_[2] != 1) {
-        return false;
-      }
-      using Storage = storage_of<C>;
-      add_halves<C>(reinterpret_cast<const Storage*>(x.data) + base_[0],
-                    y_constant ? nullptr : reinterpret_cast<const Storage*>(y.data) + base_[1],
-                    y.constant.as<float>(), y.weight.as<float>(),
-                    reinterpret_cast<Storage*>(z.data) + base_[2], n);
-      return true;
+      return x.weight_is_one && x.data != nullptr && x.dtype == C && sum_.z.dtype == C &&
+             (y_constant || (y.dtype == C && steps_[1] == 1)) && steps_[0] == 1 && steps_[2] == 1;
     }
-    static_cast<void>(n);
     return false;
   }
 
-  void run(std::int64_t n) {
-    if (add_halves_in_registers(n)) {
+  void add_halves_in_registers(std::int64_t n) {
+    if constexpr (C == DType::kFloat16 || C == DType::kBFloat16) {
+      using Storage = storage_of<C>;
+      const RowOperand& x = sum_.inputs[0];
+      const RowOperand& y = sum_.inputs[1];
+      add_halves<C>(
+          reinterpret_cast<const Storage*>(x.data) + base_[0],
+          y.data == nullptr ? nullptr : reinterpret_cast<const Storage*>(y.data) + base_[1],
+          y.constant.as<float>(), y.weight.as<float>(),
+          reinterpret_cast<Storage*>(sum_.z.data) + base_[2], n);
+    } else {
+      static_cast<void>(n);
+    }
+  }
+
+  // `rows` rows of n elements, the next row `row_steps` elements on (base_ moves along); how
+  // a row runs is decided once.
+  void run(std::int64_t n, std::int64_t rows, const std::int64_t* row_steps) {
+    const int operands = sum_.count + 1;
+    const auto each_row = [&](auto&& run_one) {
+      for (std::int64_t r = 0; r < rows; ++r) {
+        if (r > 0) {
+          for (int o = 0; o < operands; ++o) {
+            base_[o] += row_steps[o];
+          }
+        }
+        run_one();
+      }
+    };
+    if (halves_in_registers()) {
+      each_row([&] { add_halves_in_registers(n); });
+    } else if (sum_.count <= 2 && z_in_place() && inputs_in_place()) {
+      each_row([&] { run_in_place(n); });
+    } else {
+      each_row([&] { run_in_blocks(n); });
+    }
+  }
+
+ private:
+  // One or two inputs and z in the compute type, unit steps: one loop over the row, no buffers
+  // (and so a small stack frame: a row of a broadcast costs ~30 instructions besides its loop).
+  void run_in_place(std::int64_t n) {
+    const RowOperand& x0 = sum_.inputs[0];
+    K* out = reinterpret_cast<K*>(sum_.z.data) + base_[sum_.count];
+    const Source<K> a = source(0, 0, n, nullptr);
+    if (sum_.count == 1) {
+      first_term(a, x0.weight.as<K>(), !x0.weight_is_one, out, n);
       return;
     }
+    const RowOperand& x1 = sum_.inputs[1];
+    combine(a, x0.weight.as<K>(), !x0.weight_is_one, source(1, 0, n, nullptr), x1.weight.as<K>(),
+            x1.weight_is_one, out, n);
+  }
+
+  // Any row: blocks of kBlock<K> elements, inputs converted into buffers where they need it, z
+  // written in place or stored from the sums.
+  [[gnu::noinline]] void run_in_blocks(std::int64_t n) {
     const int count = sum_.count;
-    const bool direct = count <= 2 && in_place();
-    // In place, a row is one block: no buffers.
-    const std::int64_t block = direct ? n : kBlock;
-    alignas(64) K first_buffer[kBlock];
-    alignas(64) K second_buffer[kBlock];
-    alignas(64) K sums[kBlock];
+    const bool z_direct = z_in_place();
+    alignas(64) K first_buffer[kBlock<K>];
+    alignas(64) K second_buffer[kBlock<K>];
+    alignas(64) K sums[kBlock<K>];
     const RowOperand& x0 = sum_.inputs[0];
     const K weight0 = x0.weight.as<K>();
-    for (std::int64_t start = 0; start < n; start += block) {
-      const std::int64_t m = std::min(block, n - start);
-      K* out = direct ? reinterpret_cast<K*>(sum_.z.data) + base_[count] + start : sums;
+    for (std::int64_t start = 0; start < n; start += kBlock<K>) {
+      const std::int64_t m = std::min(kBlock<K>, n - start);
+      K* out = z_direct ? reinterpret_cast<K*>(sum_.z.data) + base_[count] + start : sums;
       const Source<K> a = source(0, start, m, first_buffer);
       if (count == 1) {
         first_term(a, weight0, !x0.weight_is_one, out, m);
@@ -650,13 +700,12 @@ class RowRunner {
         const Source<K> b = source(count - 1, start, m, second_buffer);
         combine(sum, weight, scaled, b, last.weight.as<K>(), last.weight_is_one, out, m);
       }
-      if (!direct) {
+      if (!z_direct) {
         store_z(out, start, m);
       }
     }
   }
 
- private:
   // n elements of dtype `from`, `step` apart, into C's compute type.
   void convert(DType from, const char* memory, std::int64_t step, std::int64_t n, K* out) {
     const int from_index = static_cast<int>(from);
@@ -678,20 +727,30 @@ class RowRunner {
       kWiden[from_index](memory, step, n, out);
       return;
     }
-    alignas(64) unsigned char values[kBlock * 16];
-    kWiden[from_index](memory, step, n, values);
-    kNarrow<C>[value](values, n, out);
+    alignas(64) unsigned char values[kChunk * 16];
+    for (std::int64_t done = 0; done < n; done += kChunk) {
+      const std::int64_t part = std::min(kChunk, n - done);
+      kWiden[from_index](memory + done * step * static_cast<std::int64_t>(dtype_size(from)), step,
+                         part, values);
+      kNarrow<C>[value](values, part, out + done);
+    }
   }
 
   const RowSum& sum_;
-  const std::int64_t* base_;
+  std::int64_t* base_;  // each operand's offset of the row being summed
   const std::int64_t* steps_;
 };
 
 template <DType C>
-void sum_row(const RowSum& sum, const std::int64_t* base, const std::int64_t* steps,
-             std::int64_t n) {
-  RowRunner<C>(sum, base, steps).run(n);
+void sum_row(const RowSum& sum, const std::int64_t* base, const std::int64_t* steps, std::int64_t n,
+             std::int64_t rows, const std::int64_t* row_steps) {
+  if (rows == 1) {  // the common call: base stays as it is
+    RowRunner<C>(sum, const_cast<std::int64_t*>(base), steps).run(n, 1, row_steps);
+    return;
+  }
+  OperandArray<std::int64_t> offsets(sum.count + 1);
+  std::copy_n(base, sum.count + 1, offsets.data());
+  RowRunner<C>(sum, offsets.data(), steps).run(n, rows, row_steps);
 }
 
 }  // namespace
