@@ -459,6 +459,7 @@ constexpr WidenFn kWiden[kDTypeCount] = {
 
 // The value types, numbered: the index of a dtype's narrow function.
 enum ValueKind : int {
+  kInt16Value,
   kInt32Value,
   kInt64Value,
   kFloatValue,
@@ -468,33 +469,16 @@ enum ValueKind : int {
 };
 
 constexpr int kValueKind[kDTypeCount] = {
-    kInt32Value, kInt32Value, kInt32Value,  kInt32Value,  kInt32Value,  kInt64Value,  kFloatValue,
+    kInt16Value, kInt16Value, kInt16Value,  kInt16Value,  kInt32Value,  kInt64Value,  kFloatValue,
     kFloatValue, kFloatValue, kDoubleValue, kCFloatValue, kCFloatValue, kCDoubleValue};
-
-template <class V>
-constexpr int value_kind() {
-  if constexpr (std::is_same_v<V, std::int32_t>) {
-    return kInt32Value;
-  } else if constexpr (std::is_same_v<V, std::int64_t>) {
-    return kInt64Value;
-  } else if constexpr (std::is_same_v<V, float>) {
-    return kFloatValue;
-  } else if constexpr (std::is_same_v<V, double>) {
-    return kDoubleValue;
-  } else if constexpr (std::is_same_v<V, Complex<float>>) {
-    return kCFloatValue;
-  } else {
-    return kCDoubleValue;
-  }
-}
 
 template <DType C>
 using NarrowFn = void (*)(const void*, std::int64_t, compute_of<C>*);
 
 template <DType C>
-constexpr NarrowFn<C> kNarrow[6] = {narrow<std::int32_t, C>,   narrow<std::int64_t, C>,
-                                    narrow<float, C>,          narrow<double, C>,
-                                    narrow<Complex<float>, C>, narrow<Complex<double>, C>};
+constexpr NarrowFn<C> kNarrow[7] = {
+    narrow<std::int16_t, C>, narrow<std::int32_t, C>,   narrow<std::int64_t, C>,   narrow<float, C>,
+    narrow<double, C>,       narrow<Complex<float>, C>, narrow<Complex<double>, C>};
 
 // Dtypes whose memory is their compute type bit for bit: same-dtype arrays of these are read
 // and written in place.
@@ -503,10 +487,12 @@ inline constexpr bool kInPlace =
     sizeof(storage_of<C>) == sizeof(compute_of<C>) && C != DType::kFloat16 && C != DType::kBFloat16;
 
 // Casts whose value type is the compute type of the common dtype unchanged (bfloat16 read into
-// float32, int16 into int32, complex32 into complex64): the widened values are the terms.
+// float32, uint8 into int16, complex32 into complex64): the widened values are the terms.
 template <DType C>
 constexpr bool narrow_is_identity(int value) {
   switch (C) {
+    case DType::kInt16:
+      return value == kInt16Value;
     case DType::kInt32:
       return value == kInt32Value;
     case DType::kInt64:
