@@ -9,6 +9,8 @@
 //
 //   lab/cpu_sum_bench.sh [--threads 1,2] [--rounds 15] [--min-log2 12] [--max-log2 22]
 //                        [--step 2] [--cases all|same|mixed|NAME,...] [--json FILE]
+//                        [--clock wall|cpu]
+//   lab/cpu_sum_bench.sh --parity   # sum_cpu against at::add over every dtype pair
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/version.h>
@@ -18,7 +20,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -69,9 +73,6 @@ struct Case {
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const DTypePair& pair : kDTypes) {
-    if (pair.torch == at::kComplexHalf) {
-      continue;  // torch.add has no CPU kernel for complex32 (ComplexHalf) in this release
-    }
     cases.push_back({std::string(vecadd::dtype_name(pair.vecadd)), pair.torch, pair.torch});
   }
   const Case mixed[] = {
@@ -157,13 +158,28 @@ bool same_values(const at::Tensor& a, const at::Tensor& b) {
   return at::equal(a, b);
 }
 
+// Which clock times a round: the wall clock, or the CPU time of this process (of this thread
+// alone with one thread): while other programs share the cores, CPU time leaves out the time
+// the benchmark waits for a core (--clock cpu).
+bool use_cpu_clock = false;
+
+double now_seconds() {
+  if (!use_cpu_clock) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  timespec time{};
+  clock_gettime(at::get_num_threads() == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID,
+                &time);
+  return static_cast<double>(time.tv_sec) + 1e-9 * static_cast<double>(time.tv_nsec);
+}
+
 double seconds_of(const std::function<void()>& call, int calls) {
-  const auto start = std::chrono::steady_clock::now();
+  const double start = now_seconds();
   for (int i = 0; i < calls; ++i) {
     call();
   }
-  const auto end = std::chrono::steady_clock::now();
-  return std::chrono::duration<double>(end - start).count() / calls;
+  return (now_seconds() - start) / calls;
 }
 
 struct Cell {
@@ -215,9 +231,119 @@ std::vector<std::string> split(const std::string& text) {
   return parts;
 }
 
+// The value of a 0-dim tensor as a vecadd::Number (read in its own dtype).
+vecadd::Number number_of(const at::Tensor& t) {
+  if (t.is_complex()) {
+    const c10::complex<double> v = t.item<c10::complex<double>>();
+    return vecadd::Number::of_real(v.real(), v.imag());
+  }
+  if (t.is_floating_point()) {
+    return vecadd::Number::of_real(t.item<double>());
+  }
+  return vecadd::Number::of_integer(t.item<std::int64_t>());
+}
+
+// --parity: vecadd::sum_cpu against at::add for every pair of dtypes torch.add takes on the CPU,
+// the second operand an array, a 0-dim tensor or a Python number (each rounded through the
+// common dtype, as torch's CPU kernels read them), alpha 1 and 3, over edge values (out of range,
+// infinities, NaN, halfway cases). Prints each pair that differs.
+int parity_sweep() {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> reals = {
+      0.0,   -0.0,   1.0,          -1.0,    0.1,      2.5,    -3.75,        65504.0,   65520.0,
+      1e-8,  3e9,    5000000007.0, 1e20,    inf,      -inf,   std::nan(""), 1.0 / 3.0, 127.0,
+      128.0, -129.0, 255.0,        32767.0, -32769.0, 2049.0, 16777217.0};
+  std::vector<c10::complex<double>> values;
+  for (std::size_t k = 0; k < 4 * reals.size() + 3; ++k) {
+    values.emplace_back(reals[k % reals.size()], reals[(k * 7 + 3) % reals.size()]);
+  }
+  const at::Tensor base = at::tensor(at::ArrayRef<c10::complex<double>>(values));
+  const at::Tensor shifted = base.roll(5);
+  int checked = 0;
+  int differ = 0;
+  int refused = 0;
+  const auto check = [&](const at::Tensor& x, const at::Tensor& y, const vecadd::SumInput& second,
+                         const at::Scalar& alpha, const std::string& what) {
+    at::Tensor expected;
+    try {
+      expected = at::add(x, y, alpha);
+    } catch (const std::exception&) {  // c10::Error, or a checked conversion of alpha
+      ++refused;
+      return;
+    }
+    at::Tensor z = at::empty_like(expected);
+    const std::vector<std::int64_t> x_sizes = x.sizes().vec();
+    const std::vector<std::int64_t> z_sizes = z.sizes().vec();
+    vecadd::SumInput inputs[2];
+    inputs[0] = {x.data_ptr(), {1, x_sizes.data(), nullptr}, vecadd_dtype(x.scalar_type())};
+    inputs[1] = second;
+    inputs[1].weight = alpha.isIntegral(true) ? vecadd::Number::of_integer(alpha.to<std::int64_t>())
+                                              : vecadd::Number::of_real(alpha.to<double>());
+    const vecadd::DType common = vecadd_dtype(expected.scalar_type());
+    const vecadd::Sum sum{inputs, 2, {z.data_ptr(), {1, z_sizes.data(), nullptr}, common}, common};
+    vecadd::sum_cpu(sum, vecadd::plan_sum(sum), vecadd::serial_for());
+    ++checked;
+    if (!same_values(z, expected)) {
+      ++differ;
+      const at::Tensor wrong = at::nonzero(as_doubles(z).ne(as_doubles(expected)) &
+                                           ~(as_doubles(z).isnan() & as_doubles(expected).isnan()));
+      std::printf("  differs: %s (%lld elements)\n", what.c_str(),
+                  static_cast<long long>(wrong.size(0)));
+    }
+  };
+  for (const DTypePair& first : kDTypes) {
+    const at::Tensor x = base.to(first.torch);
+    for (const DTypePair& second : kDTypes) {
+      for (const int alpha : {1, 3}) {
+        const at::Scalar weight = second.torch == at::kBool && first.torch == at::kBool
+                                      ? at::Scalar(alpha == 1)
+                                      : at::Scalar(static_cast<std::int64_t>(alpha));
+        const std::string name = std::string(vecadd::dtype_name(first.vecadd)) + " + " +
+                                 vecadd::dtype_name(second.vecadd) + ", alpha " +
+                                 std::to_string(alpha);
+        const at::Tensor y = shifted.to(second.torch);
+        const std::vector<std::int64_t> y_sizes = y.sizes().vec();
+        vecadd::SumInput array{y.data_ptr(), {1, y_sizes.data(), nullptr}, second.vecadd};
+        check(x, y, array, weight, name);
+        for (const std::int64_t index : {0, 6, 13}) {  // a 0-dim tensor: 0.1, 1e-8 or -inf
+          const at::Tensor y0 = shifted[index].to(second.torch);
+          vecadd::SumInput constant{nullptr, {}, second.vecadd};
+          constant.value = number_of(y0);
+          check(x, y0, constant, weight, name + " (0-dim " + std::to_string(index) + ")");
+        }
+      }
+    }
+    // Python numbers: wrapped scalars of bool, int, float and complex.
+    const std::pair<c10::Scalar, vecadd::DType> numbers[] = {
+        {c10::Scalar(true), vecadd::DType::kBool},
+        {c10::Scalar(int64_t{300}), vecadd::DType::kInt64},
+        {c10::Scalar(0.1), vecadd::DType::kFloat64},
+        {c10::Scalar(c10::complex<double>(0.5, -2.0)), vecadd::DType::kComplex128}};
+    for (const auto& [number, dtype] : numbers) {
+      at::ScalarType wrapped_type = at::kBool;
+      for (const DTypePair& pair : kDTypes) {
+        wrapped_type = pair.vecadd == dtype ? pair.torch : wrapped_type;
+      }
+      at::Tensor wrapped = at::scalar_tensor(number, at::device(at::kCPU).dtype(wrapped_type));
+      wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
+      vecadd::SumInput constant{nullptr, {}, dtype};
+      constant.value = number_of(wrapped);
+      check(
+          x, wrapped, constant, at::Scalar(int64_t{1}),
+          std::string(vecadd::dtype_name(first.vecadd)) + " + Python " + vecadd::dtype_name(dtype));
+    }
+  }
+  std::printf("parity with at::add on the CPU: %d calls checked, %d differ, %d refused by torch\n",
+              checked, differ, refused);
+  return differ == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--parity") {
+    return parity_sweep();
+  }
   std::vector<int> thread_counts = {1, 2};
   int rounds = 15;
   int min_log2 = 12;
@@ -245,6 +371,8 @@ int main(int argc, char** argv) {
       selection = value;
     } else if (flag == "--json") {
       json_path = value;
+    } else if (flag == "--clock") {
+      use_cpu_clock = value == "cpu";
     } else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -260,11 +388,11 @@ int main(int argc, char** argv) {
     }
   }
   std::printf(
-      "vecadd CPU capability %s, torch %s, ratio = torch.add's time / vecadd's "
+      "vecadd CPU capability %s, torch %s, %s clock; ratio = torch.add's time / vecadd's "
       "(median of %d paired rounds, [min, max])\n",
-      vecadd::cpu_capability(), TORCH_VERSION, rounds);
-  std::string json =
-      "{\"capability\": \"" + std::string(vecadd::cpu_capability()) + "\", \"rows\": [";
+      vecadd::cpu_capability(), TORCH_VERSION, use_cpu_clock ? "CPU" : "wall", rounds);
+  std::string json = "{\"capability\": \"" + std::string(vecadd::cpu_capability()) +
+                     "\", \"clock\": \"" + (use_cpu_clock ? "cpu" : "wall") + "\", \"rows\": [";
   bool first_row = true;
   int wrong = 0;
   for (const int threads : thread_counts) {

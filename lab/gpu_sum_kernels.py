@@ -125,7 +125,8 @@ def vecadd_call(shim: ctypes.CDLL, operands: Sequence[torch.Tensor | float], z: 
             ndims[i] = operand.dim()
             shape, stride = int64s(operand.shape), int64s(operand.stride())
             kept += [shape, stride]
-            sizes[i], strides[i] = shape, stride
+            sizes[i] = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+            strides[i] = ctypes.cast(stride, ctypes.POINTER(ctypes.c_int64))
         else:
             data[i] = None
             dtypes[i] = CODE[torch.float64]

@@ -68,7 +68,7 @@ constexpr ComputeKind compute_kind(DType common) {
 
 // One value of any compute type, by bytes (weights and constants).
 struct alignas(16) ComputeValue {
-  unsigned char bytes[16] = {};
+  unsigned char bytes[16];
 
   template <class K>
   K as() const {
@@ -78,7 +78,7 @@ struct alignas(16) ComputeValue {
   }
   template <class K>
   static ComputeValue of(K value) {
-    ComputeValue result;
+    ComputeValue result{};
     std::memcpy(result.bytes, &value, sizeof value);
     return result;
   }
@@ -125,7 +125,7 @@ compute_of<C> compute_from_value(V value, bool straight) {
 // A constant input (its value read in its dtype) in C's compute type.
 template <DType C>
 ComputeValue constant_in(const SumInput& input) {
-  ComputeValue result;
+  ComputeValue result{};
   visit_dtype(input.dtype, [&](auto tag) {
     constexpr DType kD = decltype(tag)::value;
     result =

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "outer_loop.h"
 #include "sum_call.h"
@@ -62,23 +63,36 @@ constexpr std::int64_t kGrainSize = 32768;
 void strided_serial(const RowSum& sum, detail::RowKernel row, const Dimensions& dims,
                     const std::int64_t* start) {
   const int operands = sum.count + 1;
+  if (dims.ndim == 1 && operands <= kInlineOperands) {  // the common call: one row
+    std::int64_t steps[kInlineOperands];
+    for (int o = 0; o < operands; ++o) {
+      steps[o] = dims.stride(o, 0);
+    }
+    row(sum, start, steps, dims.sizes[0], 1, steps);
+    return;
+  }
   const std::int64_t count = dims.count();
   if (count == 0) {
     return;
   }
+  // The inner two dimensions go to the row kernel at once: rows of the innermost.
   const int inner = dims.ndim - 1;
   const std::int64_t run = dims.ndim == 0 ? 1 : dims.sizes[inner];
-  PerOperand<std::int64_t> base(operands);
-  PerOperand<std::int64_t> steps(operands);
+  const std::int64_t rows = dims.ndim >= 2 ? dims.sizes[inner - 1] : 1;
+  detail::OperandArray<std::int64_t> base(operands);
+  detail::OperandArray<std::int64_t> steps(operands);
+  detail::OperandArray<std::int64_t> row_steps(operands);
   for (int o = 0; o < operands; ++o) {
     base[o] = start[o];
     steps[o] = dims.ndim > 0 ? dims.stride(o, inner) : 0;
+    row_steps[o] = dims.ndim >= 2 ? dims.stride(o, inner - 1) : 0;
   }
+  const int outer = std::max(0, dims.ndim - 2);  // dimensions walked here, as an odometer
   std::int64_t coordinate[kMaxPlanDims];
-  std::fill_n(coordinate, dims.ndim, 0);
-  for (std::int64_t done = 0; done < count; done += run) {
-    row(sum, base.data(), steps.data(), run);
-    for (int d = inner - 1; d >= 0; --d) {
+  std::fill_n(coordinate, outer, 0);
+  for (std::int64_t done = 0; done < count; done += run * rows) {
+    row(sum, base.data(), steps.data(), run, rows, row_steps.data());
+    for (int d = outer - 1; d >= 0; --d) {
       for (int o = 0; o < operands; ++o) {
         base[o] += dims.stride(o, d);
       }
@@ -143,7 +157,7 @@ void strided_parallel(const RowSum& sum, detail::RowKernel row, const Dimensions
 
 // The row kernels' view of a call: weights and constants in the compute type.
 template <DType C>
-void describe(const Sum& sum, PerOperand<RowOperand>& inputs, RowSum& rows) {
+void describe(const Sum& sum, detail::OperandArray<RowOperand>& inputs, RowSum& rows) {
   for (int i = 0; i < sum.count; ++i) {
     const SumInput& input = sum.inputs[i];
     RowOperand& operand = inputs[i];
@@ -163,6 +177,56 @@ void describe(const Sum& sum, PerOperand<RowOperand>& inputs, RowSum& rows) {
   rows.z.dtype = sum.z.dtype;
   rows.common = C;
   rows.kind = detail::compute_kind(C);
+}
+
+// Element offsets an operand's view reaches: 1 + the largest (0 for no elements).
+std::int64_t reach_of(const Operand& shape) {
+  std::int64_t reach = 1;
+  std::int64_t dense = 1;
+  for (int d = shape.ndim - 1; d >= 0; --d) {
+    if (shape.sizes[d] == 0) {
+      return 0;
+    }
+    const std::int64_t stride = shape.strides != nullptr ? shape.strides[d] : dense;
+    reach += (shape.sizes[d] - 1) * (stride < 0 ? -stride : stride);
+    dense *= shape.sizes[d];
+  }
+  return reach;
+}
+
+// An input of another dtype than the common one that z repeats many times (a bias beside a
+// matrix) is cast to the common dtype once, into `storage`, element offsets kept, rather than
+// once per row it meets: as torch.add does, but only for inputs this small.
+void convert_if_repeated(const SumInput& input, std::int64_t count, const RowSum& rows,
+                         RowOperand& operand, std::vector<unsigned char>& storage) {
+  constexpr std::int64_t kLargest = std::int64_t{1} << 16;  // elements
+  constexpr std::int64_t kRepeats = 4;                      // z's elements per element at least
+  if (input.data == nullptr || input.dtype == rows.common || count < 4096) {
+    return;
+  }
+  const std::int64_t reach = reach_of(input.shape);
+  if (reach == 0 || reach > kLargest || reach * kRepeats > count) {
+    return;
+  }
+  const auto size = static_cast<std::int64_t>(dtype_size(rows.common));
+  storage.resize(static_cast<std::size_t>(reach * size));
+  // The cast is a sum of one input of weight one, into the common dtype.
+  RowOperand source = operand;
+  source.weight_is_one = true;
+  RowSum cast;
+  cast.inputs = &source;
+  cast.count = 1;
+  cast.z.data = reinterpret_cast<char*>(storage.data());
+  cast.z.element_size = size;
+  cast.z.dtype = rows.common;
+  cast.common = rows.common;
+  cast.kind = rows.kind;
+  const std::int64_t origin[2] = {0, 0};
+  const std::int64_t steps[2] = {1, 1};
+  kernels().sum_row[static_cast<int>(rows.common)](cast, origin, steps, reach, 1, origin);
+  operand.data = reinterpret_cast<char*>(storage.data());
+  operand.element_size = size;
+  operand.dtype = rows.common;
 }
 
 void run(const RowSum& rows, const Plan& plan, const ParallelFor& parallel) {
@@ -188,12 +252,23 @@ void sum_cpu(const Sum& sum, const Plan& plan, const ParallelFor& parallel) {
   if (plan.kernel == Kernel::kNothing) {
     return;
   }
-  PerOperand<RowOperand> inputs(sum.count);
+  for (int i = 0; i < sum.count; ++i) {
+    if (dtype_size(sum.inputs[i].dtype) == 0) {
+      fail("input " + std::to_string(i) +
+           "'s dtype is outside vecadd::DType; expected one of its "
+           "values");
+    }
+  }
+  detail::OperandArray<RowOperand> inputs(sum.count);
   RowSum rows;
   if (dtype_size(sum.z.dtype) == 0 || !detail::visit_dtype(sum.common, [&](auto tag) {
         describe<decltype(tag)::value>(sum, inputs, rows);
       })) {
     fail("the common dtype or z's dtype is outside vecadd::DType; expected one of its values");
+  }
+  std::vector<unsigned char> converted[kInlineOperands];
+  for (int i = 0; i < sum.count && i < kInlineOperands; ++i) {
+    convert_if_repeated(sum.inputs[i], plan.count, rows, inputs[i], converted[i]);
   }
   run(rows, plan, parallel);
 }
@@ -205,16 +280,25 @@ void add_n_cpu(const T* const* inputs, const alpha_t<T>* weights, T* z, const Pl
     return;
   }
   constexpr DType kDType = detail::dtype_of<T>();
-  PerOperand<SumInput> operands(plan.inputs);
+  using K = detail::compute_of<kDType>;
+  detail::OperandArray<RowOperand> operands(plan.inputs);
   for (int i = 0; i < plan.inputs; ++i) {
-    operands[i].data = inputs[i];
-    operands[i].dtype = kDType;
-    operands[i].weight = detail::number_of_weight(weights[i]);
+    RowOperand& operand = operands[i];
+    const K weight = detail::scale_of<T>(weights[i]);
+    operand.data = reinterpret_cast<char*>(const_cast<T*>(inputs[i]));
+    operand.element_size = sizeof(T);
+    operand.dtype = kDType;
+    operand.weight_is_one = weight == K(1);
+    operand.weight = detail::ComputeValue::of(weight);
   }
-  const Sum sum{operands.data(), plan.inputs, {z, {}, kDType}, kDType};
-  PerOperand<RowOperand> described(plan.inputs);
   RowSum rows;
-  describe<kDType>(sum, described, rows);
+  rows.inputs = operands.data();
+  rows.count = plan.inputs;
+  rows.z.data = reinterpret_cast<char*>(z);
+  rows.z.element_size = sizeof(T);
+  rows.z.dtype = kDType;
+  rows.common = kDType;
+  rows.kind = detail::compute_kind(kDType);
   run(rows, plan, parallel);
 }
 

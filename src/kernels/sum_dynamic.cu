@@ -239,14 +239,72 @@ __device__ __forceinline__ int element_bytes(DType dtype) {
   }
 }
 
+// Where an element of a launch lies in each operand. Its coordinates along the launch's dimensions
+// are found once (the divisions), innermost first; an operand's offset is their dot product with
+// its strides, taken where the operand is read, so that the kernel's code does not grow with the
+// number of operands (the tuned kernels' indexers compute every operand's offset at once).
+template <class Index>
+struct DynamicLayout {
+  int ndim = 0;
+  Index sizes[kMaxDims] = {};  // innermost first
+  Divider32 dividers[kMaxDims];
+  Index strides[kCapacity + 1][kMaxDims] = {};  // operand, dimension innermost first
+
+  // `operands` of dims' operands, by their numbers there (z last).
+  static DynamicLayout of(const Dimensions& dims, const int* operands) {
+    DynamicLayout layout;
+    layout.ndim = dims.ndim;
+    for (int i = 0; i < dims.ndim; ++i) {
+      const int d = dims.ndim - 1 - i;
+      layout.sizes[i] = static_cast<Index>(dims.sizes[d]);
+      if constexpr (sizeof(Index) == 4) {
+        layout.dividers[i] = Divider32::of(static_cast<std::uint32_t>(dims.sizes[d]));
+      }
+      for (int o = 0; o <= kCapacity; ++o) {
+        layout.strides[o][i] = static_cast<Index>(dims.stride(operands[o], d));
+      }
+    }
+    return layout;
+  }
+
+  __device__ __forceinline__ void coordinates(Index linear, Index* coordinate) const {
+#pragma unroll
+    for (int i = 0; i < kMaxDims; ++i) {
+      coordinate[i] = 0;
+      if (i < ndim) {
+        // The outermost coordinate is what is left: no division for it.
+        if constexpr (sizeof(Index) == 4) {
+          const std::uint32_t rest = static_cast<std::uint32_t>(linear);
+          const std::uint32_t quotient = i == ndim - 1 ? 0 : dividers[i].divide(rest);
+          coordinate[i] = static_cast<Index>(rest - quotient * dividers[i].divisor);
+          linear = static_cast<Index>(quotient);
+        } else {
+          coordinate[i] = i == ndim - 1 ? linear : linear % sizes[i];
+          linear = i == ndim - 1 ? 0 : linear / sizes[i];
+        }
+      }
+    }
+  }
+
+  __device__ __forceinline__ std::int64_t offset(const Index* coordinate, int operand) const {
+    Index offset = 0;
+#pragma unroll
+    for (int i = 0; i < kMaxDims; ++i) {
+      if (i < ndim) {
+        offset += coordinate[i] * strides[operand][i];
+      }
+    }
+    return offset;
+  }
+};
+
 // Each block takes kThreads * kUnroll consecutive elements, each thread kUnroll of them a
 // block-width apart (each access a warp-wide sweep), one after the other: one copy of the
 // conversions per kernel keeps the library small (unrolled, they made each kernel ~60 KB).
-template <class K, class Indexer>
+template <class K, class Index>
 __global__ void __launch_bounds__(kThreads)
-    sum_dynamic_kernel(DynamicInputs<K> in, char* z, Indexer layout, typename Indexer::Index count,
+    sum_dynamic_kernel(DynamicInputs<K> in, char* z, DynamicLayout<Index> layout, Index count,
                        PartialSums<K> partial, Release release) {
-  using Index = typename Indexer::Index;
   begin_kernel(release);
   const Index first = static_cast<Index>(blockIdx.x) * (kThreads * kUnroll) + threadIdx.x;
   const int z_bytes = element_bytes(in.out);
@@ -256,13 +314,14 @@ __global__ void __launch_bounds__(kThreads)
     if (e >= count) {
       break;
     }
-    const auto offsets = layout.offsets(e);
+    Index coordinate[kMaxDims];
+    layout.coordinates(e, coordinate);
     K sum = partial.read ? partial.sums[e] : K{};
     for (int i = 0; i < in.count; ++i) {
       const K term = in.data[i] == nullptr
                          ? in.constants[i]
                          : load_term<K>(in.dtypes[i],
-                                        in.data[i] + static_cast<std::int64_t>(offsets.of[i]) *
+                                        in.data[i] + layout.offset(coordinate, i) *
                                                          element_bytes(in.dtypes[i]),
                                         in.common);
       sum = i > 0 || partial.read ? add_product(sum, in.weights[i], term)
@@ -272,8 +331,7 @@ __global__ void __launch_bounds__(kThreads)
     if (partial.write) {
       partial.sums[e] = sum;
     } else {
-      store_sum(sum, in.common, in.out,
-                z + static_cast<std::int64_t>(offsets.of[kCapacity]) * z_bytes);
+      store_sum(sum, in.common, in.out, z + layout.offset(coordinate, kCapacity) * z_bytes);
     }
   }
   end_kernel(release);
@@ -336,16 +394,15 @@ cudaError_t run(const Sum& sum, const Plan& plan, cudaStream_t stream) {
           const std::int64_t blocks = (count + kThreads * kUnroll - 1) / (kThreads * kUnroll);
           const LaunchOrder order = small_block_order(bytes, previous_kernel(stream));
           cudaError_t launched;
-          if (narrow && n <= kCapacity) {
-            using Indexer = StridedIndexer32<kCapacity + 1>;
-            launched = launch_kernel<sum_dynamic_kernel<K, Indexer>>(
+          if (narrow) {
+            launched = launch_kernel<sum_dynamic_kernel<K, std::int32_t>>(
                 static_cast<unsigned>(blocks), kThreads, stream, order, in, z,
-                Indexer::of(plan.launch, operands), static_cast<std::int32_t>(count), partial);
+                DynamicLayout<std::int32_t>::of(plan.launch, operands),
+                static_cast<std::int32_t>(count), partial);
           } else {
-            using Indexer = StridedIndexer64<kCapacity + 1>;
-            launched = launch_kernel<sum_dynamic_kernel<K, Indexer>>(
+            launched = launch_kernel<sum_dynamic_kernel<K, std::int64_t>>(
                 static_cast<unsigned>(blocks), kThreads, stream, order, in, z,
-                Indexer::of(plan.launch, operands), count, partial);
+                DynamicLayout<std::int64_t>::of(plan.launch, operands), count, partial);
           }
           const cudaError_t settled_status = settled(launched);
           if (settled_status != cudaSuccess) {

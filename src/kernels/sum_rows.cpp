@@ -15,8 +15,10 @@
 #include <cstring>
 #include <type_traits>
 
-#if defined(__F16C__)
+#if defined(__F16C__) || defined(__AVX2__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 #include "sum_rows.h"
@@ -41,8 +43,13 @@ constexpr bool kFused = true;
 constexpr bool kFused = false;
 #endif
 
-// Elements per block of a converted row: its buffers (at most 16 bytes an element) stay in L1.
-constexpr std::int64_t kBlock = 512;
+// Elements per block of a converted row: 4 KiB of the compute type (256 complex doubles to 4096
+// bytes), so that its three buffers stay in the L1 cache while the loops over them stay long;
+// values of an input's own dtype pass through a buffer of kChunk at most 16-byte elements.
+constexpr std::int64_t kBlockBytes = 4096;
+constexpr std::int64_t kChunk = 512;
+template <class K>
+constexpr std::int64_t kBlock = kBlockBytes / static_cast<std::int64_t>(sizeof(K));
 
 // ---- Arithmetic in the compute types (element_math.h's, with the fusing said here) ----
 
@@ -62,7 +69,7 @@ inline K fused_add_product(K sum, K weight, K x) {
 template <class K>
 inline K add_plain(K sum, K x) {
   if constexpr (std::is_same_v<K, bool>) {
-    return sum || x;
+    return sum | x;
   } else {
     using Wide = std::common_type_t<K, unsigned>;
     return static_cast<K>(static_cast<Wide>(sum) + static_cast<Wide>(x));
@@ -155,7 +162,9 @@ void first_term(Source<K> a, K weight, bool scaled, K* out, std::int64_t n) {
 
 // ---- Conversions between memory and the value and compute types ----
 
-// float16 <-> float, eight at a time with F16C where the build has it.
+// float16 <-> float, eight at a time with F16C where the build has it, four at a time with
+// NEON on aarch64. Both round to nearest even and keep a NaN's sign and leading payload bits, as
+// ElementMath<float16> does.
 void half_to_float(const float16* source, std::int64_t step, float* out, std::int64_t n) {
   std::int64_t k = 0;
 #if defined(__F16C__)
@@ -163,6 +172,13 @@ void half_to_float(const float16* source, std::int64_t step, float* out, std::in
     for (; k + 8 <= n; k += 8) {
       _mm256_storeu_ps(
           out + k, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(source + k))));
+    }
+  }
+#elif defined(__aarch64__)
+  if (step == 1) {
+    const auto* halves = reinterpret_cast<const float16_t*>(source);
+    for (; k + 4 <= n; k += 4) {
+      vst1q_f32(out + k, vcvt_f32_f16(vld1_f16(halves + k)));
     }
   }
 #endif
@@ -179,6 +195,13 @@ void float_to_half(const float* values, std::int64_t n, float16* target, std::in
       _mm_storeu_si128(reinterpret_cast<__m128i*>(target + k),
                        _mm256_cvtps_ph(_mm256_loadu_ps(values + k),
                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+  }
+#elif defined(__aarch64__)
+  if (step == 1) {
+    auto* halves = reinterpret_cast<float16_t*>(target);
+    for (; k + 4 <= n; k += 4) {
+      vst1_f16(halves + k, vcvt_f16_f32(vld1q_f32(values + k)));
     }
   }
 #endif
@@ -213,11 +236,103 @@ void round_floats(float* values, std::int64_t n) {
       values[k] = bfloat16_value(bfloat16_bits(values[k]));
     }
   } else {
-    float16 halves[kBlock];
-    for (std::int64_t start = 0; start < n; start += kBlock) {
-      const std::int64_t m = std::min(kBlock, n - start);
+    float16 halves[kChunk];
+    for (std::int64_t start = 0; start < n; start += kChunk) {
+      const std::int64_t m = std::min(kChunk, n - start);
       float_to_half(values + start, m, halves, 1);
       half_to_float(halves, 1, values + start, m);
+    }
+  }
+}
+
+#if defined(__AVX2__)
+// Eight bfloat16 -> float, and float -> bfloat16 bits in the low half of each 32-bit lane (the
+// rounding of bfloat16_bits, eight at a time).
+inline __m256 bfloat16x8_to_float(__m128i bits) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+}
+
+inline __m256i float_to_bfloat16x8(__m256 values) {
+  const __m256i bits = _mm256_castps_si256(values);
+  const __m256i high = _mm256_srli_epi32(bits, 16);
+  const __m256i odd = _mm256_and_si256(high, _mm256_set1_epi32(1));
+  const __m256i rounded = _mm256_srli_epi32(
+      _mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), odd)), 16);
+  const __m256i quiet_nan = _mm256_or_si256(high, _mm256_set1_epi32(0x40));
+  const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff)),
+                                            _mm256_set1_epi32(0x7f800000));
+  return _mm256_blendv_epi8(rounded, quiet_nan, is_nan);
+}
+#endif
+
+// z = x + w * y over float16 or bfloat16 arrays (y, when null, the constant `y_value`), in
+// registers: the same-dtype two-input call, and x + a Python number, which would otherwise go
+// through three buffers.
+template <DType C>
+void add_halves(const storage_of<C>* x, const storage_of<C>* y, float y_value, float weight,
+                storage_of<C>* z, std::int64_t n) {
+  std::int64_t k = 0;
+  const auto* a = reinterpret_cast<const std::uint16_t*>(x);
+  const auto* b = reinterpret_cast<const std::uint16_t*>(y);
+  auto* out = reinterpret_cast<std::uint16_t*>(z);
+  if constexpr (C == DType::kFloat16) {
+#if defined(__F16C__)
+    const __m256 scale = _mm256_set1_ps(weight);
+    const __m256 constant = _mm256_set1_ps(y_value);
+    for (; k + 8 <= n; k += 8) {
+      const __m256 first =
+          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + k)));
+      const __m256 second =
+          b == nullptr ? constant
+                       : _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + k)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + k),
+                       _mm256_cvtps_ph(_mm256_fmadd_ps(scale, second, first),
+                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+#elif defined(__aarch64__)
+    const float32x4_t scale = vdupq_n_f32(weight);
+    const float32x4_t constant = vdupq_n_f32(y_value);
+    const auto* first_halves = reinterpret_cast<const float16_t*>(x);
+    const auto* second_halves = reinterpret_cast<const float16_t*>(y);
+    auto* out_halves = reinterpret_cast<float16_t*>(z);
+    for (; k + 4 <= n; k += 4) {
+      const float32x4_t first = vcvt_f32_f16(vld1_f16(first_halves + k));
+      const float32x4_t second =
+          b == nullptr ? constant : vcvt_f32_f16(vld1_f16(second_halves + k));
+      vst1_f16(out_halves + k, vcvt_f16_f32(vfmaq_f32(first, scale, second)));
+    }
+#endif
+    for (; k < n; ++k) {
+      const float second = b == nullptr ? y_value : ElementMath<float16>::load(y[k]);
+      z[k] = ElementMath<float16>::store(
+          fused_add_product(ElementMath<float16>::load(x[k]), weight, second));
+    }
+  } else {
+#if defined(__AVX2__)
+    const __m256 scale = _mm256_set1_ps(weight);
+    const __m256 constant = _mm256_set1_ps(y_value);
+    for (; k + 16 <= n; k += 16) {
+      const __m256i first = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + k));
+      const __m256 first_low = bfloat16x8_to_float(_mm256_castsi256_si128(first));
+      const __m256 first_high = bfloat16x8_to_float(_mm256_extracti128_si256(first, 1));
+      __m256 second_low = constant;
+      __m256 second_high = constant;
+      if (b != nullptr) {
+        const __m256i second = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k));
+        second_low = bfloat16x8_to_float(_mm256_castsi256_si128(second));
+        second_high = bfloat16x8_to_float(_mm256_extracti128_si256(second, 1));
+      }
+      const __m256i low = float_to_bfloat16x8(_mm256_fmadd_ps(scale, second_low, first_low));
+      const __m256i high = float_to_bfloat16x8(_mm256_fmadd_ps(scale, second_high, first_high));
+      // Pack the sixteen 32-bit lanes (each below 2^16) to 16 bits, in order.
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k),
+                          _mm256_permute4x64_epi64(_mm256_packus_epi32(low, high), 0xd8));
+    }
+#endif
+#pragma GCC ivdep
+    for (; k < n; ++k) {
+      const float second = b == nullptr ? y_value : bfloat16_value(b[k]);
+      out[k] = bfloat16_bits(fused_add_product(bfloat16_value(a[k]), weight, second));
     }
   }
 }
@@ -344,6 +459,7 @@ constexpr WidenFn kWiden[kDTypeCount] = {
 
 // The value types, numbered: the index of a dtype's narrow function.
 enum ValueKind : int {
+  kInt16Value,
   kInt32Value,
   kInt64Value,
   kFloatValue,
@@ -353,33 +469,16 @@ enum ValueKind : int {
 };
 
 constexpr int kValueKind[kDTypeCount] = {
-    kInt32Value, kInt32Value, kInt32Value,  kInt32Value,  kInt32Value,  kInt64Value,  kFloatValue,
+    kInt16Value, kInt16Value, kInt16Value,  kInt16Value,  kInt32Value,  kInt64Value,  kFloatValue,
     kFloatValue, kFloatValue, kDoubleValue, kCFloatValue, kCFloatValue, kCDoubleValue};
-
-template <class V>
-constexpr int value_kind() {
-  if constexpr (std::is_same_v<V, std::int32_t>) {
-    return kInt32Value;
-  } else if constexpr (std::is_same_v<V, std::int64_t>) {
-    return kInt64Value;
-  } else if constexpr (std::is_same_v<V, float>) {
-    return kFloatValue;
-  } else if constexpr (std::is_same_v<V, double>) {
-    return kDoubleValue;
-  } else if constexpr (std::is_same_v<V, Complex<float>>) {
-    return kCFloatValue;
-  } else {
-    return kCDoubleValue;
-  }
-}
 
 template <DType C>
 using NarrowFn = void (*)(const void*, std::int64_t, compute_of<C>*);
 
 template <DType C>
-constexpr NarrowFn<C> kNarrow[6] = {narrow<std::int32_t, C>,   narrow<std::int64_t, C>,
-                                    narrow<float, C>,          narrow<double, C>,
-                                    narrow<Complex<float>, C>, narrow<Complex<double>, C>};
+constexpr NarrowFn<C> kNarrow[7] = {
+    narrow<std::int16_t, C>, narrow<std::int32_t, C>,   narrow<std::int64_t, C>,   narrow<float, C>,
+    narrow<double, C>,       narrow<Complex<float>, C>, narrow<Complex<double>, C>};
 
 // Dtypes whose memory is their compute type bit for bit: same-dtype arrays of these are read
 // and written in place.
@@ -388,10 +487,12 @@ inline constexpr bool kInPlace =
     sizeof(storage_of<C>) == sizeof(compute_of<C>) && C != DType::kFloat16 && C != DType::kBFloat16;
 
 // Casts whose value type is the compute type of the common dtype unchanged (bfloat16 read into
-// float32, int16 into int32, complex32 into complex64): the widened values are the terms.
+// float32, uint8 into int16, complex32 into complex64): the widened values are the terms.
 template <DType C>
 constexpr bool narrow_is_identity(int value) {
   switch (C) {
+    case DType::kInt16:
+      return value == kInt16Value;
     case DType::kInt32:
       return value == kInt32Value;
     case DType::kInt64:
@@ -416,22 +517,23 @@ class RowRunner {
  public:
   using K = compute_of<C>;
 
-  RowRunner(const RowSum& sum, const std::int64_t* base, const std::int64_t* steps)
+  RowRunner(const RowSum& sum, std::int64_t* base, const std::int64_t* steps)
       : sum_(sum), base_(base), steps_(steps) {}
 
-  // Whether every array is read, and z written, in place with unit steps.
-  bool in_place() const {
-    for (int i = 0; i <= sum_.count; ++i) {
-      const RowOperand& operand = i < sum_.count ? sum_.inputs[i] : sum_.z;
-      if (operand.data == nullptr || (i < sum_.count && steps_[i] == 0)) {
-        continue;
-      }
-      if (!kInPlace<C> || operand.dtype != C || steps_[i] != 1) {
+  // Whether every input array is read in place (the compute type, unit steps).
+  bool inputs_in_place() const {
+    for (int i = 0; i < sum_.count; ++i) {
+      const RowOperand& input = sum_.inputs[i];
+      if (input.data != nullptr && steps_[i] != 0 &&
+          (!kInPlace<C> || input.dtype != C || steps_[i] != 1)) {
         return false;
       }
     }
     return true;
   }
+
+  // Whether z is written in place (the compute type, unit steps).
+  bool z_in_place() const { return kInPlace<C> && sum_.z.dtype == C && steps_[sum_.count] == 1; }
 
   // Input i's terms for elements [start, start + m): in place, a constant, or converted into
   // `buffer`.
@@ -463,31 +565,104 @@ class RowRunner {
       store<C>(values, m, first, step);
       return;
     }
-    // Another dtype (out= casting): rounded to C, then cast as torch casts.
-    alignas(64) value_of<C> rounded[kBlock];
-    alignas(64) unsigned char cast_values[kBlock * 16];
-    round_to_value<C>(values, m, rounded);
-    visit_dtype(z.dtype, [&](auto tag) {
-      constexpr DType kO = decltype(tag)::value;
-      auto* cast = reinterpret_cast<compute_of<kO>*>(cast_values);
-      narrow<value_of<C>, kO>(rounded, m, cast);
-      store<kO>(cast, m, first, step);
-    });
+    // Another dtype (out= casting): rounded to C, then cast as torch casts, kChunk at a time.
+    alignas(64) value_of<C> rounded[kChunk];
+    alignas(64) unsigned char cast_values[kChunk * 16];
+    for (std::int64_t done = 0; done < m; done += kChunk) {
+      const std::int64_t part = std::min(kChunk, m - done);
+      round_to_value<C>(values + done, part, rounded);
+      visit_dtype(z.dtype, [&](auto tag) {
+        constexpr DType kO = decltype(tag)::value;
+        auto* cast = reinterpret_cast<compute_of<kO>*>(cast_values);
+        narrow<value_of<C>, kO>(rounded, part, cast);
+        store<kO>(cast, part, first + done * step * z.element_size, step);
+      });
+    }
   }
 
-  void run(std::int64_t n) {
+  // Whether the row is the same-dtype two-input call of a 16-bit float (x + w * y, unit steps, y
+  // an array or a constant), which add_halves_in_registers runs.
+  bool halves_in_registers() const {
+    if constexpr (C == DType::kFloat16 || C == DType::kBFloat16) {
+      if (sum_.count != 2) {
+        return false;
+      }
+      const RowOperand& x = sum_.inputs[0];
+      const RowOperand& y = sum_.inputs[1];
+      const bool y_constant = y.data == nullptr;
+      return x.weight_is_one && x.data != nullptr && x.dtype == C && sum_.z.dtype == C &&
+             (y_constant || (y.dtype == C && steps_[1] == 1)) && steps_[0] == 1 && steps_[2] == 1;
+    }
+    return false;
+  }
+
+  void add_halves_in_registers(std::int64_t n) {
+    if constexpr (C == DType::kFloat16 || C == DType::kBFloat16) {
+      using Storage = storage_of<C>;
+      const RowOperand& x = sum_.inputs[0];
+      const RowOperand& y = sum_.inputs[1];
+      add_halves<C>(
+          reinterpret_cast<const Storage*>(x.data) + base_[0],
+          y.data == nullptr ? nullptr : reinterpret_cast<const Storage*>(y.data) + base_[1],
+          y.constant.as<float>(), y.weight.as<float>(),
+          reinterpret_cast<Storage*>(sum_.z.data) + base_[2], n);
+    } else {
+      static_cast<void>(n);
+    }
+  }
+
+  // `rows` rows of n elements, the next row `row_steps` elements on (base_ moves along); how
+  // a row runs is decided once.
+  void run(std::int64_t n, std::int64_t rows, const std::int64_t* row_steps) {
+    const int operands = sum_.count + 1;
+    const auto each_row = [&](auto&& run_one) {
+      for (std::int64_t r = 0; r < rows; ++r) {
+        if (r > 0) {
+          for (int o = 0; o < operands; ++o) {
+            base_[o] += row_steps[o];
+          }
+        }
+        run_one();
+      }
+    };
+    if (halves_in_registers()) {
+      each_row([&] { add_halves_in_registers(n); });
+    } else if (sum_.count <= 2 && z_in_place() && inputs_in_place()) {
+      each_row([&] { run_in_place(n); });
+    } else {
+      each_row([&] { run_in_blocks(n); });
+    }
+  }
+
+ private:
+  // One or two inputs and z in the compute type, unit steps: one loop over the row, no buffers
+  // (and so a small stack frame: a row of a broadcast costs ~30 instructions besides its loop).
+  void run_in_place(std::int64_t n) {
+    const RowOperand& x0 = sum_.inputs[0];
+    K* out = reinterpret_cast<K*>(sum_.z.data) + base_[sum_.count];
+    const Source<K> a = source(0, 0, n, nullptr);
+    if (sum_.count == 1) {
+      first_term(a, x0.weight.as<K>(), !x0.weight_is_one, out, n);
+      return;
+    }
+    const RowOperand& x1 = sum_.inputs[1];
+    combine(a, x0.weight.as<K>(), !x0.weight_is_one, source(1, 0, n, nullptr), x1.weight.as<K>(),
+            x1.weight_is_one, out, n);
+  }
+
+  // Any row: blocks of kBlock<K> elements, inputs converted into buffers where they need it, z
+  // written in place or stored from the sums.
+  [[gnu::noinline]] void run_in_blocks(std::int64_t n) {
     const int count = sum_.count;
-    const bool direct = count <= 2 && in_place();
-    // In place, a row is one block: no buffers.
-    const std::int64_t block = direct ? n : kBlock;
-    alignas(64) K first_buffer[kBlock];
-    alignas(64) K second_buffer[kBlock];
-    alignas(64) K sums[kBlock];
+    const bool z_direct = z_in_place();
+    alignas(64) K first_buffer[kBlock<K>];
+    alignas(64) K second_buffer[kBlock<K>];
+    alignas(64) K sums[kBlock<K>];
     const RowOperand& x0 = sum_.inputs[0];
     const K weight0 = x0.weight.as<K>();
-    for (std::int64_t start = 0; start < n; start += block) {
-      const std::int64_t m = std::min(block, n - start);
-      K* out = direct ? reinterpret_cast<K*>(sum_.z.data) + base_[count] + start : sums;
+    for (std::int64_t start = 0; start < n; start += kBlock<K>) {
+      const std::int64_t m = std::min(kBlock<K>, n - start);
+      K* out = z_direct ? reinterpret_cast<K*>(sum_.z.data) + base_[count] + start : sums;
       const Source<K> a = source(0, start, m, first_buffer);
       if (count == 1) {
         first_term(a, weight0, !x0.weight_is_one, out, m);
@@ -511,13 +686,12 @@ class RowRunner {
         const Source<K> b = source(count - 1, start, m, second_buffer);
         combine(sum, weight, scaled, b, last.weight.as<K>(), last.weight_is_one, out, m);
       }
-      if (!direct) {
+      if (!z_direct) {
         store_z(out, start, m);
       }
     }
   }
 
- private:
   // n elements of dtype `from`, `step` apart, into C's compute type.
   void convert(DType from, const char* memory, std::int64_t step, std::int64_t n, K* out) {
     const int from_index = static_cast<int>(from);
@@ -539,20 +713,30 @@ class RowRunner {
       kWiden[from_index](memory, step, n, out);
       return;
     }
-    alignas(64) unsigned char values[kBlock * 16];
-    kWiden[from_index](memory, step, n, values);
-    kNarrow<C>[value](values, n, out);
+    alignas(64) unsigned char values[kChunk * 16];
+    for (std::int64_t done = 0; done < n; done += kChunk) {
+      const std::int64_t part = std::min(kChunk, n - done);
+      kWiden[from_index](memory + done * step * static_cast<std::int64_t>(dtype_size(from)), step,
+                         part, values);
+      kNarrow<C>[value](values, part, out + done);
+    }
   }
 
   const RowSum& sum_;
-  const std::int64_t* base_;
+  std::int64_t* base_;  // each operand's offset of the row being summed
   const std::int64_t* steps_;
 };
 
 template <DType C>
-void sum_row(const RowSum& sum, const std::int64_t* base, const std::int64_t* steps,
-             std::int64_t n) {
-  RowRunner<C>(sum, base, steps).run(n);
+void sum_row(const RowSum& sum, const std::int64_t* base, const std::int64_t* steps, std::int64_t n,
+             std::int64_t rows, const std::int64_t* row_steps) {
+  if (rows == 1) {  // the common call: base stays as it is
+    RowRunner<C>(sum, const_cast<std::int64_t*>(base), steps).run(n, 1, row_steps);
+    return;
+  }
+  OperandArray<std::int64_t> offsets(sum.count + 1);
+  std::copy_n(base, sum.count + 1, offsets.data());
+  RowRunner<C>(sum, offsets.data(), steps).run(n, rows, row_steps);
 }
 
 }  // namespace
