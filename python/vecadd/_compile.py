@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from . import _torch_private as private
-from ._export import _Arithmetic, functional_overloads, terms, weighted_sum
+from ._export import functional_overloads, terms, weighted_sum
 from ._on_import import when_imported
 from ._operators import OPERATORS, Operator
 
@@ -102,7 +102,7 @@ def _large_on_gpu(result: torch.Tensor, inputs: int) -> bool:
     return moved >= KERNEL_MIN_L2_CACHES * l2
 
 
-class _InductorArithmetic(_Arithmetic):
+class _InductorArithmetic:
     """weighted_sum's steps as Inductor's lowerings of the aten operations (vecadd/_export.py
     writes the same steps for decompositions and ONNX)."""
 

@@ -41,10 +41,6 @@ class _Arithmetic(Protocol):
     def add(self, total, term, dtype: torch.dtype): ...
     def copy(self, tensor): ...
 
-    def add_scaled(self, total, term, weight: float | int | complex, dtype: torch.dtype):
-        """total + weight * term: rounded twice, unless a route fuses it as the kernels do."""
-        return self.add(total, self.scale(term, weight, dtype), dtype)
-
 
 def terms(op: Operator, arithmetic: _Arithmetic, args, kwargs) -> tuple[list, list, torch.dtype]:
     """A call's tensors, their weights as the kernels take them (each derived exactly, as an
@@ -89,12 +85,9 @@ def weighted_sum(
             term, dtype = arithmetic.convert(term, common), common
         if dtype != compute:
             term = arithmetic.convert(term, compute)
-        if total is None:
-            total = term if weight == 1 else arithmetic.scale(term, weight, compute)
-        elif weight == 1:
-            total = arithmetic.add(total, term, compute)
-        else:
-            total = arithmetic.add_scaled(total, term, weight, compute)
+        if weight != 1:
+            term = arithmetic.scale(term, weight, compute)
+        total = term if total is None else arithmetic.add(total, term, compute)
     if compute != common:
         return arithmetic.convert(total, common)
     # The operators return new memory, also for one input of weight 1.
@@ -130,10 +123,6 @@ class _Aten(_Arithmetic):
 
     def add(self, total, term, dtype):
         return torch.ops.aten.add.Tensor(total, term)
-
-    def add_scaled(self, total, term, weight, dtype):
-        # torch.add's alpha: one rounding where torch's kernels fuse, as vecadd's do.
-        return torch.ops.aten.add.Tensor(total, term, alpha=weight)
 
     def copy(self, tensor):
         return torch.ops.aten.clone.default(tensor)
