@@ -1,7 +1,8 @@
 # The two builds of vecadd's torch operators over the same kernels and call rules (src/binding):
 # each function defines its targets and leaves installing them to the caller.
 
-set(VECADD_BINDING_SOURCES "${PROJECT_SOURCE_DIR}/src/binding/call_rules.cpp")
+set(VECADD_BINDING_SOURCES "${PROJECT_SOURCE_DIR}/src/binding/call_rules.cpp"
+  "${PROJECT_SOURCE_DIR}/src/binding/promotion.cpp")
 
 # The C++ side of the operators' one description (python/vecadd/_operators.py): their words,
 # schemas and kernel lists, written at build time for both builds' registration.

@@ -66,13 +66,21 @@ PARSERS = {
     "float": "FloatArgument",
     "float[]?": "OptionalFloatListArgument",
 }
-# The kind each binding's generic kernel entry reads an argument type as (src/binding).
+# The kind each binding's generic kernel entry reads a schema argument as (src/binding): by its
+# type, or, for the imaginary part of a weighing argument, by that.
 KINDS = {
     "Tensor": "vecadd::binding::TensorKind",
     "Tensor[]": "vecadd::binding::TensorListKind",
     "float": "vecadd::binding::FloatKind",
     "float[]?": "vecadd::binding::FloatListKind",
+    "ScalarType?": "vecadd::binding::DTypeKind",
 }
+IMAGINARY_KINDS = {
+    "float": "vecadd::binding::ImaginaryKind",
+    "float[]?": "vecadd::binding::ImaginaryListKind",
+}
+# What the native entries pass for each schema argument that follows the record's (module.cpp).
+ENTRY_DEFAULTS = {"float": "ImaginaryDefault", "float[]?": "ImaginaryListDefault"}
 
 
 def names_array(name: str, names) -> str:
@@ -116,12 +124,21 @@ def entry(op) -> str:
         f"{op.name}({names}, out) -> Tensor\n\nLean entry to torch.ops.vecadd.{op.name} for plain "
         f"tensors; use vecadd.{op.name} instead."
     )
-    parsers = ", ".join(PARSERS[argument.type] for argument in op.arguments)
-    return f"ENTRY({op.name}, {quoted(doc)}, {parsers})"
+    parsers = [PARSERS[argument.type] for argument in op.arguments]
+    defaults = [
+        ENTRY_DEFAULTS[a.type] if a.imaginary_of else "DTypeDefault"
+        for a in op.schema_arguments[len(op.arguments) :]
+    ]
+    return f"ENTRY({op.name}, {quoted(doc)}, {', '.join(parsers + defaults)})"
+
+
+def kind(argument) -> str:
+    return (IMAGINARY_KINDS if argument.imaginary_of else KINDS)[argument.type]
 
 
 def kernel(macro_argument: str, op, registered: str, out: bool) -> str:
-    kinds = ", ".join(KINDS[argument.type] for argument in op.arguments)
+    twin = registered.startswith("_")
+    kinds = ", ".join(kind(argument) for argument in op.overload_arguments(twin=twin))
     words = f"vecadd::binding::k{camel(op.name)}Words"
     return f"{macro_argument}({quoted(registered)}, {words}, {'true' if out else 'false'}, {kinds})"
 
@@ -170,8 +187,11 @@ def header(records) -> str:
 LEAN_CHECKS = {
     "Tensor": """
         if type({name}) is not Tensor:
-            return NotImplemented
-        if {name}.requires_grad:
+            numbers = (*numbers, {name})
+            {name} = lean_number({name})
+            if {name} is None:
+                return NotImplemented
+        elif {name}.requires_grad:
             needs_grad = True""",
     "Tensor[]": """
         if type({name}) not in SEQUENCES or not {name}:
@@ -202,7 +222,7 @@ tracing questions below as they were written here."""
 from torch import Tensor
 from torch import is_grad_enabled as grad_enabled
 
-from ._lean import lean_float, lean_floats
+from ._lean import lean_float, lean_floats, lean_number, numbers_join
 from ._torch_private import (
     TRACING_NAMES,
     forward_ad_levels,
@@ -251,7 +271,7 @@ def lean_{op}(functional, out_variant, with_grad, typed):
     def lean_{op}({parameters}, out):
         if {blocked}:
             return NotImplemented
-        needs_grad = False{checks}
+        needs_grad = False{numbers}{checks}{numbers_check}
         if needs_grad:  # an input requires grad: does grad mode ask for it?
             needs_grad = grad_enabled()
         try:
@@ -363,6 +383,21 @@ def functional_call(op) -> str:
     )
 
 
+def lean_numbers(op) -> dict[str, str]:
+    """A lean way's lines for Python numbers among its tensor arguments: each is taken as a
+    0-dim tensor where that promotes as the number would (numbers_join), else NotImplemented."""
+    tensors = [a.name for a in op.arguments if a.type == "Tensor"]
+    if not tensors:
+        return {"numbers": "", "numbers_check": ""}
+    return {
+        "numbers": "\n        numbers = ()",
+        "numbers_check": (
+            f"\n        if numbers and not numbers_join(numbers, ({', '.join(tensors)},)):"
+            "\n            return NotImplemented"
+        ),
+    }
+
+
 def lean_ways(records, tracing: str, blocked: str) -> str:
     """vecadd/_lean_ways.py: the head, then for each operator lean_<name>(functional,
     out_variant, with_grad, typed), which gives its lean way, and traced_<name>(functional,
@@ -378,6 +413,7 @@ def lean_ways(records, tracing: str, blocked: str) -> str:
                 blocked=blocked,
                 checks="".join(LEAN_CHECKS[a.type].format(name=a.name) for a in op.arguments),
                 functional=functional_call(op),
+                **lean_numbers(op),
             )
         )
         ways.append(traced_way(op))

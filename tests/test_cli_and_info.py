@@ -146,10 +146,30 @@ def test_cli_info_json():
 
 
 def test_cli_check_passes_on_every_device():
+    from vecadd._dtypes import dtype_name
+    from vecadd._operators import OPERATORS
+
     ran = run_cli("check")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert " 0 failed" in ran.stdout
-    assert "cpu  add float16" in ran.stdout
+    # Every operator in every dtype torch.add takes, mixed precision (a float32 stream and a
+    # bfloat16 branch, promoted as torch.add promotes them) and gradients: each one passed.
+    verdicts = {
+        line.strip().removeprefix("cpu").strip().rsplit(" ", 1)[0].strip(): line.split()[-1]
+        for line in ran.stdout.splitlines()
+        if line.strip().startswith("cpu ")
+    }
+    expected = [
+        f"{op.name} {case}"
+        for op in OPERATORS
+        for case in [
+            *(dtype_name(dtype) for dtype in vecadd.SUPPORTED_DTYPES),
+            "float32 + bfloat16",
+            "autograd",
+        ]
+    ]
+    assert verdicts == dict.fromkeys(expected, "ok")
+    assert f"{len(expected)} passed" in ran.stdout or torch.cuda.is_available()
     assert max(len(line) for line in ran.stdout.splitlines()) <= LINE_WIDTH
 
 

@@ -14,6 +14,7 @@
 #include <exception>
 #include <optional>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "vecadd_operators.h"
@@ -74,6 +75,7 @@ bool visit_items(PyObject* sequence, Visit&& visit) {
 // A plain torch.Tensor (a subclass may define __torch_function__: only torch.ops honours it),
 // borrowed from its Python object, which the caller's arguments keep alive through the call.
 struct TensorArgument {
+  static constexpr bool kFromPython = true;
   using Type = const at::Tensor&;  // as the schema's C++ signature takes it
   const at::Tensor* tensor = nullptr;
   bool parse(PyObject* value) {
@@ -88,6 +90,7 @@ struct TensorArgument {
 
 // A non-empty list or tuple of plain tensors.
 struct TensorListArgument {
+  static constexpr bool kFromPython = true;
   using Type = at::TensorList;
   std::vector<at::Tensor> tensors;
   bool parse(PyObject* value) {
@@ -106,6 +109,7 @@ struct TensorListArgument {
 };
 
 struct FloatArgument {
+  static constexpr bool kFromPython = true;
   using Type = double;
   double value = 1;
   bool parse(PyObject* object) { return double_from_python(object, value); }
@@ -114,6 +118,7 @@ struct FloatArgument {
 
 // None, or a list or tuple of floats.
 struct OptionalFloatListArgument {
+  static constexpr bool kFromPython = true;
   using Type = std::optional<at::ArrayRef<double>>;
   std::optional<std::vector<double>> values;
   bool parse(PyObject* object) {
@@ -133,6 +138,26 @@ struct OptionalFloatListArgument {
   std::optional<at::ArrayRef<double>> get() const {
     return values ? std::optional<at::ArrayRef<double>>(*values) : std::nullopt;
   }
+};
+
+// The schema's arguments after the record's, which the lean entries leave at their defaults: a
+// real weight's imaginary part, and no dtype asked for.
+struct ImaginaryDefault {
+  static constexpr bool kFromPython = false;
+  using Type = double;
+  double get() const { return 0.0; }
+};
+
+struct ImaginaryListDefault {
+  static constexpr bool kFromPython = false;
+  using Type = std::optional<at::ArrayRef<double>>;
+  Type get() const { return std::nullopt; }
+};
+
+struct DTypeDefault {
+  static constexpr bool kFromPython = false;
+  using Type = std::optional<at::ScalarType>;
+  Type get() const { return std::nullopt; }
 };
 
 // The public overload and its .out overload of an operator whose schema takes Arguments,
@@ -158,7 +183,7 @@ struct Overloads {
 template <class... Arguments>
 PyObject* lean_entry(const char* name, const Overloads<Arguments...>& overloads,
                      PyObject* const* args, Py_ssize_t nargs) {
-  constexpr Py_ssize_t kArguments = sizeof...(Arguments) + 1;
+  constexpr Py_ssize_t kArguments = (Py_ssize_t{Arguments::kFromPython} + ... + 1);
   if (nargs != kArguments) {
     PyErr_Format(PyExc_TypeError, "vecadd._C.%s() takes %zd arguments (the last one out), got %zd",
                  name, kArguments, nargs);
@@ -173,7 +198,14 @@ PyObject* lean_entry(const char* name, const Overloads<Arguments...>& overloads,
   const bool plain = std::apply(
       [args](Arguments&... each) {
         Py_ssize_t next = 0;
-        return (each.parse(args[next++]) && ...);
+        const auto parse = [&](auto& argument) {
+          if constexpr (std::decay_t<decltype(argument)>::kFromPython) {
+            return argument.parse(args[next++]);
+          } else {
+            return true;
+          }
+        };
+        return (parse(each) && ...);
       },
       parsed);
   if (!plain) {
