@@ -306,7 +306,7 @@ inline constexpr int kMaxNumbers = 8;
 // The checks of one call, in one order, for a binding's tensors.
 // What the rules decide of a call, for the kernels: the dtype it sums in and returns, each
 // input's dtype and weight, which input's device it runs on, which inputs the kernels read as
-// numbers on the host (a 0-dim CPU tensor beside tensors on a GPU) and which of those torch.add
+// numbers on the host (a 0-dim CPU tensor beside tensors of any device) and which of those torch.add
 // reads as scalars (see `read_as_scalar`).
 struct DecidedInput {
   DType dtype = DType::kFloat32;
@@ -377,7 +377,8 @@ struct CallRules {
   // its own dtype to the compute type, not rounded to the common dtype first. torch.add does so
   // on a GPU for an input that is a 0-dim CPU tensor; on a CPU it rounds every input first.
   static bool read_as_scalar(const Call& call, const Decided& decided, int index) {
-    return call.count == 2 && decided.inputs[index].on_host;
+    return call.count == 2 && decided.inputs[index].on_host &&
+           !Api::is_cpu(call[decided.device_input]);
   }
 
   // The inputs: defined, of dtypes vecadd takes, on one device (but for 0-dim CPU tensors); the
@@ -401,11 +402,15 @@ struct CallRules {
     }
     const Tensor& device = call[decided.device_input];
     for (int i = 0; i < call.count; ++i) {
-      if (Api::same_device(device, call[i])) {
+      if (i == decided.device_input) {
         continue;
       }
+      // Read once as a number on a CPU call too: a one-element array would cost a strided loop.
       if (is_cpu_number(call[i])) {
         decided.inputs[i].on_host = true;
+        continue;
+      }
+      if (Api::same_device(device, call[i])) {
         continue;
       }
       const std::string first = words.input(decided.device_input);
