@@ -23,6 +23,18 @@ SUPPORTED_DTYPES: tuple[torch.dtype, ...] = (
     torch.complex64,
     torch.complex128,
 )
+
+
+def _category(dtype: torch.dtype) -> int:
+    if dtype.is_complex:
+        return 3
+    if dtype.is_floating_point:
+        return 2
+    return 0 if dtype == torch.bool else 1
+
+
+# Each dtype's category in torch's promotion: bool 0 < integer 1 < floating 2 < complex 3.
+CATEGORIES: dict[torch.dtype, int] = {dtype: _category(dtype) for dtype in SUPPORTED_DTYPES}
 SUPPORTED_TEXT = ", ".join(str(d) for d in SUPPORTED_DTYPES[:-1]) + f" or {SUPPORTED_DTYPES[-1]}"
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 import torch
 
 from . import _torch_private as private
+from ._dtypes import CATEGORIES
 from ._operators import EXACT_INTEGER_LIMIT, Operator
 
 
@@ -67,23 +68,22 @@ def numbers_join(numbers: tuple, operands: tuple[torch.Tensor, ...]) -> bool:
     """Whether `operands`, where `numbers` became 0-dim tensors, promote as torch promotes the
     numbers themselves: so when every other operand has dimensions and no number's category
     (bool, integer, floating, complex) is above theirs, as then no 0-dim operand counts. No
-    generators: it runs on every call with a number."""
+    generators and no dtype properties: it runs on every call with a number."""
     highest, zero_dim = -1, 0
     for operand in operands:
         if operand.dim() == 0:
             zero_dim += 1
-            continue
-        dtype = operand.dtype
-        if dtype.is_complex:
-            category = 3
-        elif dtype.is_floating_point:
-            category = 2
         else:
-            category = 0 if dtype is torch.bool else 1
-        highest = max(highest, category)
+            # A dtype vecadd does not take counts as none: the checked way words its error.
+            category = CATEGORIES.get(operand.dtype, -1)
+            if category > highest:
+                highest = category
     if zero_dim != len(numbers):
         return False  # a 0-dim tensor of the caller's own: the checked way weighs it
-    return max(map(_NUMBER_CATEGORIES.__getitem__, map(type, numbers))) <= highest
+    for number in numbers:  # noqa: SIM110 (all() over a generator costs a frame a call)
+        if _NUMBER_CATEGORIES[type(number)] > highest:
+            return False
+    return True
 
 
 def _no_lean_way(*arguments) -> object:
