@@ -25,25 +25,11 @@ from collections.abc import Callable, Sequence
 import torch
 
 from kernel_durations import kernel_samples  # lab/, beside this script
+from vecadd._dtypes import SUPPORTED_DTYPES
 from vecadd.bench.modes import batch_calls, cold_calls
 
-# vecadd::DType's enumerators, in order.
-DTYPES = [
-    torch.bool,
-    torch.uint8,
-    torch.int8,
-    torch.int16,
-    torch.int32,
-    torch.int64,
-    torch.float16,
-    torch.bfloat16,
-    torch.float32,
-    torch.float64,
-    torch.complex32,
-    torch.complex64,
-    torch.complex128,
-]
-CODE = {dtype: code for code, dtype in enumerate(DTYPES)}
+# vecadd::DType's enumerators are SUPPORTED_DTYPES's indices.
+CODE = {dtype: code for code, dtype in enumerate(SUPPORTED_DTYPES)}
 
 
 class Case:

@@ -303,11 +303,10 @@ struct DTypeKind {};
 // Most float arguments one operator takes (the generator refuses more).
 inline constexpr int kMaxNumbers = 8;
 
-// The checks of one call, in one order, for a binding's tensors.
 // What the rules decide of a call, for the kernels: the dtype it sums in and returns, each
 // input's dtype and weight, which input's device it runs on, which inputs the kernels read as
-// numbers on the host (a 0-dim CPU tensor beside tensors of any device) and which of those torch.add
-// reads as scalars (see `read_as_scalar`).
+// numbers on the host (a 0-dim CPU tensor beside tensors of any device) and which of those
+// torch.add reads as scalars (see `read_as_scalar`).
 struct DecidedInput {
   DType dtype = DType::kFloat32;
   Number weight;

@@ -166,16 +166,4 @@ bool can_cast(DType from, DType to) {
   return from == DType::kBool || to != DType::kBool;
 }
 
-DType compute_dtype(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16:
-    case DType::kBFloat16:
-      return DType::kFloat32;
-    case DType::kComplex32:
-      return DType::kComplex64;
-    default:
-      return dtype;
-  }
-}
-
 }  // namespace vecadd::binding

@@ -32,8 +32,4 @@ std::optional<Promoted> result_of(const Promoted& a, const Promoted& b);
 // torch.can_cast(from, to): no complex to real, no floating to integer, nothing but bool to bool.
 bool can_cast(DType from, DType to);
 
-// The dtype a sum is computed in: the common dtype's compute dtype (float32 for the 16-bit floats,
-// complex64 for complex32, itself otherwise), which the weights must fit.
-DType compute_dtype(DType dtype);
-
 }  // namespace vecadd::binding

@@ -24,20 +24,6 @@ enum class ComputeKind : std::uint8_t {
   kComplexDouble,
 };
 
-// The dtype whose storage is the compute type of `common` (float32 for float16 and bfloat16,
-// complex64 for complex32; the dtype itself otherwise): where a scalar converts to, straight.
-constexpr DType compute_dtype(DType common) {
-  switch (common) {
-    case DType::kFloat16:
-    case DType::kBFloat16:
-      return DType::kFloat32;
-    case DType::kComplex32:
-      return DType::kComplex64;
-    default:
-      return common;
-  }
-}
-
 constexpr ComputeKind compute_kind(DType common) {
   switch (common) {
     case DType::kBool:

@@ -67,22 +67,16 @@ struct Stable<binding::TensorListKind> {
     }
   }
 };
-template <>
-struct Stable<binding::FloatKind> {
+// A float, or an optional float list, that the schema holds and `kGive` hands to the call.
+template <void (Gathered::*kGive)(double)>
+struct StableFloat {
   double number = 0;
   void read(StableIValue value) { number = torch::stable::detail::to<double>(value); }
   int inputs() const { return 0; }
-  void gather(Gathered& call) const { call.add(number); }
+  void gather(Gathered& call) const { (call.*kGive)(number); }
 };
-template <>
-struct Stable<binding::ImaginaryKind> {
-  double number = 0;
-  void read(StableIValue value) { number = torch::stable::detail::to<double>(value); }
-  int inputs() const { return 0; }
-  void gather(Gathered& call) const { call.add_imaginary(number); }
-};
-template <>
-struct Stable<binding::ImaginaryListKind> {
+template <void (Gathered::*kGive)(const double*, int)>
+struct StableFloatList {
   std::optional<std::vector<double>> numbers;
   void read(StableIValue value) {
     numbers = torch::stable::detail::to<std::optional<std::vector<double>>>(value);
@@ -90,10 +84,18 @@ struct Stable<binding::ImaginaryListKind> {
   int inputs() const { return 0; }
   void gather(Gathered& call) const {
     if (numbers) {
-      call.add_imaginary_list(numbers->data(), static_cast<int>(numbers->size()));
+      (call.*kGive)(numbers->data(), static_cast<int>(numbers->size()));
     }
   }
 };
+template <>
+struct Stable<binding::FloatKind> : StableFloat<&Gathered::add> {};
+template <>
+struct Stable<binding::ImaginaryKind> : StableFloat<&Gathered::add_imaginary> {};
+template <>
+struct Stable<binding::FloatListKind> : StableFloatList<&Gathered::add_list> {};
+template <>
+struct Stable<binding::ImaginaryListKind> : StableFloatList<&Gathered::add_imaginary_list> {};
 template <>
 struct Stable<binding::DTypeKind> {
   std::optional<torch::headeronly::ScalarType> dtype;
@@ -102,19 +104,6 @@ struct Stable<binding::DTypeKind> {
   }
   int inputs() const { return 0; }
   void gather(Gathered& call) const { call.ask_dtype(dtype); }
-};
-template <>
-struct Stable<binding::FloatListKind> {
-  std::optional<std::vector<double>> numbers;
-  void read(StableIValue value) {
-    numbers = torch::stable::detail::to<std::optional<std::vector<double>>>(value);
-  }
-  int inputs() const { return 0; }
-  void gather(Gathered& call) const {
-    if (numbers) {
-      call.add_list(numbers->data(), static_cast<int>(numbers->size()));
-    }
-  }
 };
 
 // The boxed kernel of an overload of one operator whose schema takes Kinds, then out for .out

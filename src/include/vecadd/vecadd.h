@@ -62,6 +62,20 @@ inline constexpr int kDTypeCount = 13;
 // Bytes of one element of `dtype`; 0 for a value outside the enumeration.
 std::size_t dtype_size(DType dtype);
 
+// The dtype whose values a sum of `common` is computed in: float32 for float16 and bfloat16,
+// complex64 for complex32 (each rounds once, when stored); the dtype itself otherwise.
+constexpr DType compute_dtype(DType common) {
+  switch (common) {
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      return DType::kFloat32;
+    case DType::kComplex32:
+      return DType::kComplex64;
+    default:
+      return common;
+  }
+}
+
 // "float32", "complex64": the dtype as torch names it after "torch." ("unknown" outside the
 // enumeration).
 const char* dtype_name(DType dtype);
