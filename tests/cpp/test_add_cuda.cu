@@ -2,6 +2,7 @@
 // kernel, checked element by element against the plain loop on the host; and vecadd::sum_cuda,
 // every dtype mixed with every other, checked against the reference of test_sum_cpu
 // (reference.h). Exits 77 (ctest's "skipped") without a GPU.
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -155,10 +156,26 @@ int is_programmatic_edge(cudaGraph_t graph, cudaGraphNode_t from, cudaGraphNode_
   return -1;
 }
 
+// The block size of a kernel node, read by the driver: the runtime's query maps the kernel back
+// to a host function, which it has none of for kernels of another library (libvecadd_cuda).
 unsigned block_size(cudaGraphNode_t node) {
-  cudaKernelNodeParams params{};
-  CHECK(cudaGraphKernelNodeGetParams(node, &params) == cudaSuccess);
-  return params.blockDim.x;
+  using GetParams = CUresult (*)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS*);
+  void* entry = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
+  CHECK(cudaGetDriverEntryPointByVersion("cuGraphKernelNodeGetParams", &entry, 12000,
+                                         cudaEnableDefault, &found) == cudaSuccess);
+#else
+  CHECK(cudaGetDriverEntryPoint("cuGraphKernelNodeGetParams", &entry, cudaEnableDefault, &found) ==
+        cudaSuccess);
+#endif
+  CHECK(found == cudaDriverEntryPointSuccess);
+  if (entry == nullptr) {
+    return 0;
+  }
+  CUDA_KERNEL_NODE_PARAMS params{};
+  CHECK(reinterpret_cast<GetParams>(entry)(node, &params) == CUDA_SUCCESS);
+  return params.blockDimX;
 }
 #endif
 
