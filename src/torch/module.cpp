@@ -1,25 +1,98 @@
-// vecadd._C: loading it registers the vecadd operators with torch; it also exposes a lean
-// Python entry point to each of them, written from the records (VECADD_OPERATOR_ENTRIES in the
-// generated vecadd_operators.h), so a new operator needs no line here (how it was built is in
-// vecadd/_build_config.py).
+// vecadd's lean Python entries to its operators, one per operator the records describe
+// (VECADD_OPERATOR_ENTRIES in the generated vecadd_operators.h), so a new operator needs no line
+// here. Built twice from this file: as the native build's vecadd._C, and as the vecadd._C beside
+// each native binding of the portable wheel (lib/torchX.Y/_C.abi3.so), under CPython's
+// limited API (3.10), so that one file serves every CPython from 3.10 on but the free-threaded
+// ones, which take no abi3 module and reach the operators through the dispatcher instead. The
+// entries call the operators through the dispatcher: the kernels are registered by the binding
+// loaded beside them.
 #include <Python.h>  // first, as Python asks of its extensions
 
 #include <ATen/PythonTorchFunctionTLS.h>
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <pybind11/pybind11.h>
-#include <torch/csrc/Exceptions.h>
-#include <torch/csrc/autograd/python_variable.h>
+#include <c10/util/Exception.h>
 
 #include <cstddef>
 #include <exception>
 #include <optional>
+#include <string>
 #include <tuple>
+#include <utility>
+#include <variant>
 #include <vector>
 
+#include "torch_python.h"
 #include "vecadd_operators.h"
+
+#ifndef TORCH_EXTENSION_NAME
+#error "TORCH_EXTENSION_NAME names the module (its PyInit_ function)"
+#endif
+#define VECADD_CONCATENATE(a, b) a##b
+#define VECADD_MODULE_INIT(name) VECADD_CONCATENATE(PyInit_, name)
+#define VECADD_STRING(name) #name
+#define VECADD_MODULE_NAME(name) VECADD_STRING(name)
 
 namespace vecadd::torch_binding {
 namespace {
+
+// The tensor a plain torch.Tensor (or nn.Parameter) holds, borrowed from its Python object;
+// nullptr for any other object, a tensor subclass included (only torch.ops honours what a
+// subclass may define, __torch_function__).
+const at::Tensor* plain_tensor(PyObject* object) {
+  PyObject* const type = reinterpret_cast<PyObject*>(Py_TYPE(object));
+  if (type != THPVariableClass && type != ParameterClass) {
+    return nullptr;
+  }
+  return &reinterpret_cast<PythonTensor*>(object)->tensor;
+}
+
+// The warnings torch's C++ code gives during a call, kept to become Python's once the call is
+// over and the GIL taken back (as torch's own Python bindings do).
+class KeptWarnings final : public c10::WarningHandler {
+ public:
+  void process(const c10::Warning& warning) override { kept_.push_back(warning); }
+
+  // Issues them as Python warnings: false where the warnings filter made one an error.
+  bool issue() {
+    for (const c10::Warning& warning : kept_) {
+      PyObject* category = std::holds_alternative<c10::DeprecationWarning>(warning.type())
+                               ? PyExc_DeprecationWarning
+                               : PyExc_UserWarning;
+      if (PyErr_WarnEx(category, warning.msg().c_str(), 1) != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  std::vector<c10::Warning> kept_;
+};
+
+// body(context) with torch's C++ errors and warnings turned into Python's: its result, or
+// nullptr with the Python error set.
+PyObject* with_torch_errors(PyObject* (*body)(void*), void* context) {
+  KeptWarnings warnings;
+  PyObject* result = nullptr;
+  std::exception_ptr failure;
+  {
+    const c10::WarningUtils::WarningHandlerGuard keep(&warnings);
+    try {
+      result = body(context);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  if (!warnings.issue()) {
+    Py_XDECREF(result);
+    return nullptr;
+  }
+  if (failure) {
+    torch::translate_exception_to_python(failure);
+    return nullptr;
+  }
+  return result;
+}
 
 // Each schema argument type, converted from the Python values the lean entries take without a
 // question; parse answers false for anything else, and the Python face (vecadd._ops) then
@@ -28,7 +101,7 @@ namespace {
 // A float, or an int a double holds exactly (not a bool, which vecadd refuses).
 bool double_from_python(PyObject* value, double& result) {
   if (PyFloat_CheckExact(value)) {
-    result = PyFloat_AS_DOUBLE(value);
+    result = PyFloat_AsDouble(value);
     return true;
   }
   if (!PyLong_Check(value) || PyBool_Check(value)) {  // bool is an int subclass
@@ -44,44 +117,46 @@ bool double_from_python(PyObject* value, double& result) {
   return true;
 }
 
-// visit(items, size) over a list's or tuple's items, the list locked against other threads
-// meanwhile (a free-threaded CPython has no GIL to keep it from changing); false for any other
-// object.
+// visit(item(i), size) over a list's or tuple's items (borrowed), the list locked against other
+// threads meanwhile where a free-threaded CPython has no GIL to keep it from changing; false for
+// any other object.
 template <class Visit>
 bool visit_items(PyObject* sequence, Visit&& visit) {
-  if (!PyList_CheckExact(sequence) && !PyTuple_CheckExact(sequence)) {
+  const bool list = PyList_CheckExact(sequence);
+  if (!list && !PyTuple_CheckExact(sequence)) {
     return false;
   }
+  const auto item = [sequence, list](Py_ssize_t i) {
+    return list ? PyList_GetItem(sequence, i) : PyTuple_GetItem(sequence, i);
+  };
+  const Py_ssize_t size = list ? PyList_Size(sequence) : PyTuple_Size(sequence);
+#ifdef Py_GIL_DISABLED
   bool taken = false;
   std::exception_ptr failure;  // rethrown once the section has ended, which must not be skipped
-#if PY_VERSION_HEX >= 0x030D0000
   Py_BEGIN_CRITICAL_SECTION(sequence);
-#endif
   try {
-    taken = visit(PySequence_Fast_ITEMS(sequence), PySequence_Fast_GET_SIZE(sequence));
+    taken = visit(item, size);
   } catch (...) {
     failure = std::current_exception();
   }
-#if PY_VERSION_HEX >= 0x030D0000
   Py_END_CRITICAL_SECTION();
-#endif
   if (failure) {
     std::rethrow_exception(failure);
   }
   return taken;
+#else
+  return visit(item, size);
+#endif
 }
 
-// A plain torch.Tensor (a subclass may define __torch_function__: only torch.ops honours it),
-// borrowed from its Python object, which the caller's arguments keep alive through the call.
+// A plain torch.Tensor, borrowed from its Python object, which the caller's arguments keep
+// alive through the call.
 struct TensorArgument {
   using Type = const at::Tensor&;  // as the schema's C++ signature takes it
   const at::Tensor* tensor = nullptr;
   bool parse(PyObject* value) {
-    if (!THPVariable_CheckExact(value)) {
-      return false;
-    }
-    tensor = &THPVariable_Unpack(value);
-    return true;
+    tensor = plain_tensor(value);
+    return tensor != nullptr;
   }
   const at::Tensor& get() const { return *tensor; }
 };
@@ -91,13 +166,14 @@ struct TensorListArgument {
   using Type = at::TensorList;
   std::vector<at::Tensor> tensors;
   bool parse(PyObject* value) {
-    return visit_items(value, [this](PyObject** items, Py_ssize_t size) {
+    return visit_items(value, [this](const auto& item, Py_ssize_t size) {
       tensors.reserve(static_cast<std::size_t>(size));
       for (Py_ssize_t i = 0; i < size; ++i) {
-        if (!THPVariable_CheckExact(items[i])) {
+        const at::Tensor* tensor = plain_tensor(item(i));
+        if (tensor == nullptr) {
           return false;
         }
-        tensors.push_back(THPVariable_Unpack(items[i]));
+        tensors.push_back(*tensor);
       }
       return !tensors.empty();
     });
@@ -120,10 +196,10 @@ struct OptionalFloatListArgument {
     if (object == Py_None) {
       return true;
     }
-    return visit_items(object, [this](PyObject** items, Py_ssize_t size) {
+    return visit_items(object, [this](const auto& item, Py_ssize_t size) {
       values.emplace(static_cast<std::size_t>(size));
       for (Py_ssize_t i = 0; i < size; ++i) {
-        if (!double_from_python(items[i], (*values)[static_cast<std::size_t>(i)])) {
+        if (!double_from_python(item(i), (*values)[static_cast<std::size_t>(i)])) {
           return false;
         }
       }
@@ -151,22 +227,43 @@ struct Overloads {
                 .template typed<void(typename Arguments::Type..., at::Tensor&)>()) {}
 };
 
+// The GIL let go for a dispatcher call, taken back however the call ends.
+class WithoutGil {
+ public:
+  WithoutGil() : state_(PyEval_SaveThread()) {}
+  ~WithoutGil() { PyEval_RestoreThread(state_); }
+  WithoutGil(const WithoutGil&) = delete;
+  WithoutGil& operator=(const WithoutGil&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
+// One call of a lean entry: what with_torch_errors runs.
+template <class... Arguments>
+struct EntryCall {
+  const char* name;
+  const Overloads<Arguments...>* (*overloads)();
+  PyObject* const* args;
+  Py_ssize_t nargs;
+};
+
 // The lean entry of an operator whose schema takes Arguments, then out: name(*arguments, out).
 // It calls the public operator (or its out overload) through the dispatcher, and returns
 // NotImplemented for anything but plain values or under a torch function mode, which expects
 // to see the operator's call.
 template <class... Arguments>
-PyObject* lean_entry(const char* name, const Overloads<Arguments...>& overloads,
-                     PyObject* const* args, Py_ssize_t nargs) {
+PyObject* lean_entry(const EntryCall<Arguments...>& call) {
   constexpr Py_ssize_t kArguments = sizeof...(Arguments) + 1;
-  if (nargs != kArguments) {
+  if (call.nargs != kArguments) {
     PyErr_Format(PyExc_TypeError, "vecadd._C.%s() takes %zd arguments (the last one out), got %zd",
-                 name, kArguments, nargs);
+                 call.name, kArguments, call.nargs);
     return nullptr;
   }
+  PyObject* const* args = call.args;
   PyObject* const out_object = args[kArguments - 1] == Py_None ? nullptr : args[kArguments - 1];
-  if ((out_object != nullptr && !THPVariable_CheckExact(out_object)) ||
-      at::impl::torch_function_mode_enabled()) {
+  const at::Tensor* out_tensor = out_object == nullptr ? nullptr : plain_tensor(out_object);
+  if ((out_object != nullptr && out_tensor == nullptr) || at::impl::torch_function_mode_enabled()) {
     Py_RETURN_NOTIMPLEMENTED;
   }
   std::tuple<Arguments...> parsed;
@@ -179,52 +276,74 @@ PyObject* lean_entry(const char* name, const Overloads<Arguments...>& overloads,
   if (!plain) {
     Py_RETURN_NOTIMPLEMENTED;
   }
-  if (out_object == nullptr) {
+  const Overloads<Arguments...>& overloads = *call.overloads();
+  if (out_tensor == nullptr) {
     at::Tensor result;
     {
-      const pybind11::gil_scoped_release no_gil;
+      const WithoutGil no_gil;
       result = std::apply(
           [&](const Arguments&... each) { return overloads.functional.call(each.get()...); },
           parsed);
     }
     return THPVariable_Wrap(std::move(result));
   }
-  at::Tensor out = THPVariable_Unpack(out_object);
+  at::Tensor out = *out_tensor;
   {
-    const pybind11::gil_scoped_release no_gil;
+    const WithoutGil no_gil;
     std::apply([&](const Arguments&... each) { overloads.out.call(each.get()..., out); }, parsed);
   }
   Py_INCREF(out_object);
   return out_object;
 }
 
+template <class... Arguments>
+PyObject* run_lean_entry(void* call) {
+  return lean_entry(*static_cast<const EntryCall<Arguments...>*>(call));
+}
+
 // NAME_entry for each operator the records describe.
 #define VECADD_NATIVE_ENTRY(name, doc, ...)                                               \
-  PyObject* name##_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) { \
-    HANDLE_TH_ERRORS                                                                      \
+  const Overloads<__VA_ARGS__>* name##_overloads() {                                      \
     static const Overloads<__VA_ARGS__> overloads("vecadd::" #name);                      \
-    return lean_entry(#name, overloads, args, nargs);                                     \
-    END_HANDLE_TH_ERRORS                                                                  \
+    return &overloads;                                                                    \
+  }                                                                                       \
+  PyObject* name##_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) { \
+    EntryCall<__VA_ARGS__> call{#name, &name##_overloads, args, nargs};                   \
+    return with_torch_errors(&run_lean_entry<__VA_ARGS__>, &call);                        \
   }
 VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_ENTRY)
 #undef VECADD_NATIVE_ENTRY
 
-PyCFunction fastcall(_PyCFunctionFast entry) {
+PyCFunction fastcall(PyObject* (*entry)(PyObject*, PyObject* const*, Py_ssize_t)) {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(entry));
 }
 
 #define VECADD_NATIVE_METHOD(name, doc, ...) {#name, fastcall(&name##_entry), METH_FASTCALL, doc},
-PyMethodDef methods[] = {VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_METHOD)};
+PyMethodDef methods[] = {
+    VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_METHOD){nullptr, nullptr, 0, nullptr}};
 #undef VECADD_NATIVE_METHOD
+
+PyModuleDef_Slot slots[] = {
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x030D0000
+    // Safe without the GIL (no state of its own), so a free-threaded CPython keeps the GIL off.
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, nullptr}};
+
+PyModuleDef definition = {
+    PyModuleDef_HEAD_INIT,
+    VECADD_MODULE_NAME(TORCH_EXTENSION_NAME),
+    "vecadd's lean entries to torch.ops.vecadd.* (vecadd.build_info() says which binding runs)",
+    0,
+    methods,
+    slots,
+    nullptr,
+    nullptr,
+    nullptr};
 
 }  // namespace
 }  // namespace vecadd::torch_binding
 
-// Safe without the GIL (no state of its own), so a free-threaded CPython keeps the GIL off.
-PYBIND11_MODULE(_C, m, pybind11::mod_gil_not_used()) {
-  m.doc() = "vecadd's compiled core: registers torch.ops.vecadd.* on import";
-  for (PyMethodDef& method : vecadd::torch_binding::methods) {
-    m.add_object(method.ml_name,
-                 pybind11::reinterpret_steal<pybind11::object>(PyCFunction_New(&method, nullptr)));
-  }
+PyMODINIT_FUNC VECADD_MODULE_INIT(TORCH_EXTENSION_NAME)(void) {
+  return PyModuleDef_Init(&vecadd::torch_binding::definition);
 }
