@@ -71,8 +71,11 @@ def main() -> None:
     rows = measure_call_cost(device, args.rounds, args.calls)
     print(format_call_cost(rows))
     if args.json:
+        import vecadd
+
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
         record = {"device": str(device), "device_name": name, "torch": torch.__version__}
+        record["binding"] = vecadd.build_info()["torch_abi"]
         with open(args.json, "w") as handle:
             json.dump({**record, "call_cost": [asdict(row) for row in rows]}, handle, indent=1)
 

@@ -55,9 +55,10 @@ MODE_TITLES = {
     "pipeline-eager": "x = 2a, z = add, w = -z, sum(z); batches of pipelines, eager",
     "pipeline-graph": "x = 2a, z = add, w = -z, sum(z); batches of pipelines in a CUDA graph",
     "compiled": "blocks under torch.compile, spelled with torch's operators and with vecadd's",
+    "training": "eager training steps, spelled with torch's operators and with vecadd's",
 }
 # Modes with sizes of their own, not the bandwidth table's.
-BLOCK_MODES = ("compiled",)
+BLOCK_MODES = ("compiled", "training")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,7 +87,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="chain",
         help="comma-separated, from chain (back to back, the default), cold (cache flushed "
         "before every call), pipeline (producer, add, consumers), compiled (blocks under "
-        "torch.compile with torch's operators and with vecadd's), or all",
+        "torch.compile with torch's operators and with vecadd's), training (eager training "
+        "steps of a stack with torch's operators and with vecadd's, batch 1 and 8), or all",
     )
     parser.add_argument(
         "--rounds", type=int, default=7, help="timed rounds; the median of per-round ratios is kept"
@@ -359,6 +361,11 @@ def run_from_arguments(args: argparse.Namespace) -> int:
     exponents = range(args.min_log2, max_log2 + 1, args.step)
     if "compiled" in modes:
         run_compiled(args, device)
+    if "training" in modes:
+        from .training import run_training_mode
+
+        run_training_mode(device, args.rounds, args.json)
+    if any(mode in BLOCK_MODES for mode in modes):
         modes = [mode for mode in modes if mode not in BLOCK_MODES]
         if not modes:
             return 0
