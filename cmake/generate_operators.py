@@ -2,17 +2,21 @@
 
     python cmake/generate_operators.py [HEADER] [--lean-ways PYTHON_FILE]
 
-The header gives each operator's words (binding::OperatorWords, named k<Name>Words), the largest
-integer weight a double holds exactly (binding::kExactIntegerLimit), and four lists as macros the
-bindings expand: VECADD_OPERATOR_SCHEMAS(DEF) every schema (the public overloads and their twins
-without autograd), VECADD_OPERATOR_KERNELS(IMPL) every overload with its kernel (NAME for the
-functional overloads, NAME_out for the .out ones), VECADD_OPERATOR_AUTOGRAD(AUTOGRAD) the public
-overloads with theirs, and VECADD_OPERATOR_ENTRIES(ENTRY) each operator's name, docstring and
-argument parsers, from which the native build writes its vecadd._C entries (src/torch/module.cpp).
-It refuses a record whose terms read a number that no weight entry names (no rule would check
-it). With --lean-ways it also writes vecadd/_lean_ways.py, each operator's lean way as a Python
-function of its own arguments (vecadd/_lean.py says why), asking torch's tracing questions inline
-as vecadd/_torch_private.py words them (which imports torch), and the function torch.compile
+The header gives each operator's words and weight rules (binding::OperatorWords, named
+k<Name>Words: how each input's weight derives from the call's numbers, which the shared rules
+derive and check once for every operator), the largest integer weight a double holds exactly
+(binding::kExactIntegerLimit), and four lists as macros the bindings expand:
+VECADD_OPERATOR_SCHEMAS(DEF) every schema (the public overloads and their twins without
+autograd), VECADD_OPERATOR_KERNELS(IMPL) every overload with its words, whether it is an .out
+overload and its argument kinds (IMPL(NAME, WORDS, OUT, KIND...), from which each binding
+instantiates its one generic kernel entry), VECADD_OPERATOR_AUTOGRAD(AUTOGRAD) the public
+overloads alike, and VECADD_OPERATOR_ENTRIES(ENTRY) each operator's name, docstring and argument
+parsers, from which the native build writes its vecadd._C entries (src/torch/module.cpp). No
+operator needs a line of C++ of its own. It refuses a record the rules could not check (a weight
+no number gives, a derivation that is not exact). With --lean-ways it also writes
+vecadd/_lean_ways.py, each operator's lean way as a Python function of its own arguments
+(vecadd/_lean.py says why), asking torch's tracing questions inline as
+vecadd/_torch_private.py words them (which imports torch), and the function torch.compile
 traces in place of each operator's wrapper. The records are read by path: importing vecadd needs
 the libraries this build is making.
 """
@@ -62,6 +66,13 @@ PARSERS = {
     "float": "FloatArgument",
     "float[]?": "OptionalFloatListArgument",
 }
+# The kind each binding's generic kernel entry reads an argument type as (src/binding).
+KINDS = {
+    "Tensor": "vecadd::binding::TensorKind",
+    "Tensor[]": "vecadd::binding::TensorListKind",
+    "float": "vecadd::binding::FloatKind",
+    "float[]?": "vecadd::binding::FloatListKind",
+}
 
 
 def names_array(name: str, names) -> str:
@@ -69,24 +80,31 @@ def names_array(name: str, names) -> str:
     return f"inline constexpr const char* {name}[] = {{{items}}};"
 
 
+def weight_rule(op, weight) -> str:
+    """A binding::WeightRule: the argument, which of the call's numbers gives it (its place among
+    the float arguments, or 0 for the list), the scale and the offset; a constant 1 for None."""
+    if weight is None:
+        return "{nullptr, 0, 0, 1}"
+    numbers = [a.name for a in op.arguments if a.type == "float"]
+    number = numbers.index(weight.argument) if weight.term is not None else 0
+    return f"{{{quoted(weight.argument)}, {number}, {weight.scale}, {weight.offset}}}"
+
+
 def operator_words(op) -> list[str]:
     name = camel(op.name)
     lines = []
     if isinstance(op.inputs, str):
         fixed, list_name = "nullptr", quoted(op.inputs)
+        rules = [weight_rule(op, op.weights[0])]
     else:
         lines.append(names_array(f"k{name}Inputs", op.inputs))
         fixed, list_name = f"k{name}Inputs", "nullptr"
-    if op.weights_list is None and not isinstance(op.inputs, str):
-        weights = [op.weight_name(index) for index in range(len(op.inputs))]
-        lines.append(names_array(f"k{name}Weights", weights))
-        fixed_weights, weights_list = f"k{name}Weights", "nullptr"
-    else:
-        fixed_weights = "nullptr"
-        weights_list = "nullptr" if op.weights_list is None else quoted(op.weights_list)
+        rules = [weight_rule(op, op.weight_of(index)) for index in range(len(op.inputs))]
+    lines.append(f"inline constexpr WeightRule k{name}Weights[] = {{{', '.join(rules)}}};")
     lines.append(
-        f"inline const OperatorWords k{name}Words{{{quoted(op.call)}, {fixed}, {list_name}, "
-        f"{quoted(op.all_inputs)}, {fixed_weights}, {weights_list}, "
+        f"inline const OperatorWords k{name}Words{{{quoted(op.overload_packet)}, "
+        f"{quoted(op.call)}, {fixed}, {list_name}, {quoted(op.all_inputs)}, k{name}Weights, "
+        f"{'true' if op.weights_list else 'false'}, "
         f"{quoted('vecadd::' + name + 'Backward')}}};"
     )
     return lines
@@ -102,6 +120,12 @@ def entry(op) -> str:
     return f"ENTRY({op.name}, {quoted(doc)}, {parsers})"
 
 
+def kernel(macro_argument: str, op, registered: str, out: bool) -> str:
+    kinds = ", ".join(KINDS[argument.type] for argument in op.arguments)
+    words = f"vecadd::binding::k{camel(op.name)}Words"
+    return f"{macro_argument}({quoted(registered)}, {words}, {'true' if out else 'false'}, {kinds})"
+
+
 def header(records) -> str:
     operators = records.OPERATORS
     words = [line for op in operators for line in operator_words(op)]
@@ -112,12 +136,12 @@ def header(records) -> str:
         for out in (False, True)
     ]
     kernels = [
-        f"IMPL({quoted(registered)}, {op.name}{'_out' if out else ''})"
+        kernel("IMPL", op, registered, out)
         for op in operators
         for registered, out in op.registered_names()
     ]
     autograd = [
-        f"AUTOGRAD({quoted(registered)}, {op.name}{'_out' if out else ''})"
+        kernel("AUTOGRAD", op, registered, out)
         for op in operators
         for registered, out in op.registered_names()[:2]
     ]
@@ -361,11 +385,11 @@ def lean_ways(records, tracing: str, blocked: str) -> str:
 
 
 def refusals(records) -> list[str]:
-    """Why the records cannot be built: a weight no rule would check, an argument type the
-    bindings do not know."""
+    """Why the records cannot be built: a record the rules could not check
+    (records.record_problems), an argument type the bindings do not know."""
     problems = []
     for op in records.OPERATORS:
-        problems += records.unnamed_weights(op)
+        problems += records.record_problems(op)
         problems += [
             f"{op.name}: argument '{a.name}' has type {a.type}; expected one of "
             + ", ".join(PARSERS)

@@ -299,9 +299,9 @@ def refused_calls(device):
         "shapes that do not broadcast": (
             lambda: vecadd.add_n([t(2, 4), t(4), t(3)]),
             ValueError,
-            "vecadd.add_n(): the shape [2, 4] of tensors[0] to tensors[1] and tensors[2] of shape "
-            "[3] cannot be broadcast together (dimension 1 of the result: 4 vs 3); expected sizes "
-            "that are equal or 1 in each trailing dimension",
+            "vecadd.add_n(): tensors[0] of shape [2, 4], tensors[1] of shape [4] and tensors[2] "
+            "of shape [3] cannot be broadcast together: in dimension -1, tensors[0] has 4 and "
+            "tensors[2] has 3; expected sizes that are equal or 1 in each trailing dimension",
         ),
         "unsupported dtype": (
             lambda: vecadd.add_n([t(3, dtype=torch.uint8)]),

@@ -5,6 +5,7 @@ training matches eager; torch.export keeps the operators whatever Inductor does.
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -114,6 +115,24 @@ def test_keep_kernels_puts_a_tag_in_the_compile_caches_keys():
     with vecadd.keep_kernels():
         assert torch.compiler.config.cache_key_tag == before + "+vecadd-kernels"
     assert torch.compiler.config.cache_key_tag == before
+
+
+def test_the_compile_caches_keys_name_the_lowerings_code(tmp_path, monkeypatch):
+    """Inductor keys its on-disk caches by torch's code, not a lowering's: vecadd's version and
+    a digest of the code its lowerings write go into the keys, so that a graph another build of
+    vecadd compiled is never served."""
+    from vecadd import _compile
+
+    torch.compile(lambda x: vecadd.add(x, x), fullgraph=True)(torch.ones(2))  # lowerings load
+    tag = _compile.lowering_fingerprint()
+    assert tag.startswith(f"+vecadd-{vecadd.__version__}-")
+    assert tag in torch.compiler.config.cache_key_tag
+    for name in ("_operators.py", "_export.py", "_compile.py"):
+        (tmp_path / name).write_text((Path(_compile.__file__).parent / name).read_text())
+    monkeypatch.setattr(_compile, "__file__", str(tmp_path / "_compile.py"))
+    assert _compile.lowering_fingerprint() == tag
+    (tmp_path / "_export.py").write_text("# another build\n")
+    assert _compile.lowering_fingerprint() != tag
 
 
 def test_torch_ops_called_in_a_compiled_function_are_lowered_too(device):

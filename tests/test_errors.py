@@ -40,11 +40,24 @@ def test_cpu_and_cuda_mix_names_both_devices():
         vecadd.add(torch.ones(3, device="cuda"), torch.ones(3))
 
 
-def test_shapes_that_do_not_broadcast():
-    with pytest.raises(
-        ValueError, match=r"x of shape \[2, 3\] and y of shape \[4\] cannot be broadcast"
-    ):
-        vecadd.add(torch.ones(2, 3), torch.ones(4))
+@pytest.mark.parametrize("device", ["cpu", "meta"])  # the C++ rules, then the fake kernel
+def test_shapes_that_do_not_broadcast_are_named_once_with_the_failing_dimension(device):
+    with pytest.raises(ValueError) as raised:
+        vecadd.add(torch.ones(2, 3, 5, device=device), torch.ones(4, 1, device=device))
+    assert str(raised.value) == (
+        "vecadd.add(): x of shape [2, 3, 5] and y of shape [4, 1] cannot be broadcast together: "
+        "in dimension -2, x has 3 and y has 4; expected sizes that are equal or 1 in each "
+        "trailing dimension"
+    )
+    ten = [torch.ones(3, device=device)] * 9 + [torch.ones(2, 4, device=device)]
+    with pytest.raises(ValueError) as raised:
+        vecadd.add_n(ten)
+    shapes = ", ".join(f"tensors[{i}] of shape [3]" for i in range(9))
+    assert str(raised.value) == (
+        f"vecadd.add_n(): {shapes} and tensors[9] of shape [2, 4] cannot be broadcast "
+        "together: in dimension -1, tensors[0] has 3 and tensors[9] has 4; expected sizes that "
+        "are equal or 1 in each trailing dimension"
+    )
 
 
 @pytest.mark.parametrize("alpha", [0.5, float("nan"), float("inf")])

@@ -128,14 +128,25 @@ def test_the_default_table_eager_calls_and_kept_kernels_keep_vecadds_kernels():
 def test_a_new_record_gets_its_decomposition_and_translation_with_no_code():
     # docs/adding-an-operator.md's third operator, x - alpha * y, as a record alone.
     from vecadd._export import _decomposition, _onnx_translation
+    from vecadd._operators import Argument, Weight
 
-    def sub_terms(x, y, alpha: float = 1.0):
-        return [x, y], [1.0, -alpha]
-
-    sub = dataclasses.replace(ADD, name="sub", terms=sub_terms, summary="x - alpha * y")
+    sub = dataclasses.replace(
+        ADD, name="sub", weights=(Weight("alpha", 1, scale=-1),), summary="x - alpha * y"
+    )
     x, y = operands(torch.float16, 3)
     expected = (x.float() - 2.5 * y.float()).half()  # in float32, rounded once
     torch.testing.assert_close(_decomposition(sub)(x, y, alpha=2.5), expected, rtol=0, atol=0)
+    # A weight derived from an argument is exact for integers: (1 - w) * x + w * y is x + w * (y
+    # - x) exactly, where a double's 1 - 2^60 would lose the 1.
+    lerp = dataclasses.replace(
+        ADD,
+        name="lerp",
+        arguments=(*ADD.arguments[:2], Argument("weight", "float")),
+        weights=(Weight("weight", 0, scale=-1, offset=1), Weight("weight", 1)),
+    )
+    ones = torch.ones(3, dtype=torch.int64)
+    decomposed = _decomposition(lerp)(ones, 3 * ones, float(2**60))
+    assert decomposed.tolist() == [1 + 2 * 2**60] * 3
     parameters = inspect.signature(_onnx_translation(sub)).parameters
     assert [(p.name, p.annotation) for p in parameters.values()] == [
         ("x", inspect.Parameter.empty),

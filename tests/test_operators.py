@@ -5,7 +5,6 @@ a new test."""
 
 from __future__ import annotations
 
-import inspect
 import re
 
 import pytest
@@ -13,7 +12,8 @@ import torch
 
 import vecadd
 from helpers import compiled_guards, op_error
-from vecadd._operators import OPERATORS, Operator, unnamed_weights
+from vecadd._fake import number_text
+from vecadd._operators import OPERATORS, Argument, Operator, Weight, listed, record_problems
 
 LIST_LENGTH = 3
 
@@ -69,6 +69,20 @@ def test_dispatcher_holds_the_records_schemas(op):
         overload = getattr(torch.ops.vecadd, twin.split("(")[0]).default
         assert str(overload._schema) == parsed(twin)
     assert op.name in vecadd.__all__
+
+
+def test_the_usage_page_lists_every_operators_schemas_in_order():
+    """docs/usage.md's schema block, the public contract, is the records' public schemas."""
+    from helpers import ROOT
+
+    usage = (ROOT / "docs" / "usage.md").read_text()
+    block = usage.split("Schemas (the public contract", 1)[1].split("```", 2)[1]
+    listed_schemas = [line for line in block.splitlines() if line.startswith("vecadd::")]
+    assert listed_schemas == [
+        f"vecadd::{op.schema(out=out)}" for op in OPERATORS for out in (False, True)
+    ]
+    for op in OPERATORS:
+        assert f"| `vecadd.{op.name}(" in usage, op.name
 
 
 @pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
@@ -257,15 +271,16 @@ def test_each_operator_has_a_sharding_rule_for_every_overload(op, one_rank_proce
     assert called == [name for name, _ in op.registered_names()]
 
 
-def test_every_record_names_every_weight_its_terms_read():
+def test_every_record_is_one_the_rules_can_check():
     for op in OPERATORS:
-        assert unnamed_weights(op) == [], op.name
+        assert record_problems(op) == [], op.name
 
 
 # A weight each rule must refuse, whatever terms derives from it (-w, 1 - w): (case, dtype,
 # value, the error of vecadd's wrappers, what the words say after the argument).
 BAD_WEIGHTS = [
     ("non-integral", torch.int64, 2.5, TypeError, r"(is|has) 2\.5\b.*expected (an )?integral"),
+    ("nan", torch.int32, float("nan"), TypeError, r"(is|has) nan\b.*expected (an )?integral"),
     ("beyond int64", torch.int64, 2**64, ValueError, r"expected .*from -9223372036854775808 to"),
     ("beyond float32", torch.float16, 1e39, ValueError, r"compute in float32"),
     ("a bool", torch.int64, True, TypeError, r"is a bool"),
@@ -319,14 +334,140 @@ def test_every_weight_of_every_operator_is_refused_by_its_name(
         getattr(torch.ops.vecadd, op.name)(*positional, **keywords)
 
 
-def _axpby_terms(x, y, alpha: float = 1.0, beta: float = 1.0):
-    """A record's terms for alpha * x + beta * y, as a contributor writes them."""
-    return [x, y], [alpha, beta]
+# Integral weights at and beyond 2^53 (each a double exactly; a derived 1 - w or -w is not always
+# one), for int64 tensors: each input's weight must be derived exactly, or refused in words.
+EXACT_VALUES = [2**53, 2**53 + 2, 2**54, 2**60, -(2**60), 2**62, 2**63 - 1024, 2**63, -(2**63)]
+TRACED_VALUE = 2**60
+EXACT_CASES = [
+    pytest.param(op, weight, value, id=f"{op.name}-{weight.argument}-{value}")
+    for op in OPERATORS
+    for weight in op.weights
+    for value in EXACT_VALUES
+]
+INT64 = torch.iinfo(torch.int64)
 
 
-def test_the_build_refuses_a_record_whose_terms_read_an_unnamed_weight(tmp_path, monkeypatch):
-    """cmake/generate_operators.py, which the build runs, stops at a record that names beta
-    but not alpha: no operator reaches a kernel with a weight that no rule checks."""
+def exact_sum(op: Operator, arguments: tuple) -> list[int] | None:
+    """Each element of op's sum over `arguments` (tensors of ones) as int64 computes it, from
+    the record's Weight entries in integers: None where a weight does not fit int64 (refused)."""
+    tensors, _ = op.terms(*arguments)
+    given = op.given_weights(arguments, len(tensors))
+    total = 0
+    for index in range(len(tensors)):
+        weight = op.weight_of(index)
+        exact = 1 if weight is None else weight.offset + weight.scale * int(given[index])
+        if not INT64.min <= exact <= INT64.max:
+            return None
+        total += exact
+    wrapped = (total - INT64.min) % 2**64 + INT64.min  # int64 wraps around
+    return [wrapped] * tensors[0].numel()
+
+
+@pytest.mark.parametrize(("op", "weight", "value"), EXACT_CASES)
+def test_every_derived_weight_is_exact_or_refused_by_its_name(op, weight, value):
+    """An integral weight the call gives as a float is derived exactly for int64 tensors by
+    every way in (the wrapper, out=, the dispatcher, the fake kernel, torch.compile, torch.export
+    and its decompositions), never from a double's rounding; one that int64 cannot hold is refused
+    naming the user's argument and value."""
+    arguments = with_weight(op, weight, float(value), torch.int64, "cpu")
+    expected = exact_sum(op, arguments)
+    positional, keywords = op.split(arguments)
+    tensors, _ = op.terms(*arguments)
+    metas = op.with_tensors(arguments, [t.to("meta") for t in tensors])
+    given = re.escape(number_text(float(value)))
+    named = rf"argument '{weight.argument}' (is|has) {given}\b"
+    if expected is None:
+        with pytest.raises(ValueError, match=named):
+            call(op, arguments)
+        with pytest.raises(ValueError, match=named):
+            call(op, arguments, out=torch.empty_like(tensors[0]))
+        with pytest.raises(op_error(ValueError), match=named):
+            getattr(torch.ops.vecadd, op.name)(*positional, **keywords)
+        with pytest.raises(ValueError, match=named):
+            call(op, metas)
+        return
+
+    ways = {
+        "wrapper": call(op, arguments),
+        "out=": call(op, arguments, out=torch.empty_like(tensors[0])),
+        "dispatcher": getattr(torch.ops.vecadd, op.name)(*positional, **keywords),
+    }
+    if value == TRACED_VALUE:  # tracing is slow: one value beyond 2^53 for the traced ways
+
+        def block(*values):
+            return call(op, op.with_tensors(arguments, values))
+
+        ways["compiled"] = compiled(block)(*tensors)
+        exported = torch.export.export(Block(block), tuple(tensors))
+        ways["exported"] = exported.module()(*tensors)
+        decomposed = exported.run_decompositions(vecadd.decompositions())
+        ways["decomposed"] = decomposed.module()(*tensors)
+    for way, result in ways.items():
+        assert result.dtype == torch.int64, way
+        assert result.flatten().tolist() == expected, way
+    assert call(op, metas).shape == ways["wrapper"].shape  # the fake kernel takes it
+
+
+def compiled(function):
+    torch._dynamo.reset()  # the block's code is every case's: each compiles afresh
+    return torch.compile(function, fullgraph=True)
+
+
+class Block(torch.nn.Module):
+    def __init__(self, function):
+        super().__init__()
+        self.function = function
+
+    def forward(self, *values):
+        return self.function(*values)
+
+
+def test_exact_terms_derive_each_weight_in_integers():
+    arguments = (Argument("x", "Tensor"), Argument("y", "Tensor"), Argument("weight", "float"))
+    lerp = Operator(
+        "lerp",
+        arguments,
+        ("x", "y"),
+        (Weight("weight", 0, scale=-1, offset=1), Weight("weight", 1)),
+        "(1 - weight) * x + weight * y",
+    )
+    assert lerp.exact_terms("x", "y", float(2**60)) == (["x", "y"], [1 - 2**60, 2**60])
+    assert lerp.terms("x", "y", float(2**60)) == (["x", "y"], [1.0 - 2.0**60, 2.0**60])
+    assert lerp.terms("x", "y", 0.25) == (["x", "y"], [0.75, 0.25])
+    assert lerp.given_weights(("x", "y", 0.25), 2) == [0.25, 0.25]
+
+
+def test_errors_list_any_number_of_inputs_as_a_sentence():
+    assert [listed(names) for names in (["x"], ["x", "y"], ["x", "y", "z"])] == [
+        "x",
+        "x and y",
+        "x, y and z",
+    ]
+    three = Operator(
+        "add3",
+        tuple(Argument(name, "Tensor") for name in "xyz"),
+        ("x", "y", "z"),
+        (),
+        "x + y + z",
+    )
+    assert three.all_inputs == "x, y and z"
+
+
+def _axpby(*weights: Weight, arguments=None) -> Operator:
+    """A record of alpha * x + beta * y, as a contributor writes it, with the given entries."""
+    arguments = arguments or (
+        Argument("x", "Tensor"),
+        Argument("y", "Tensor"),
+        Argument("alpha", "float", "1"),
+        Argument("beta", "float", "1"),
+    )
+    return Operator("axpby", arguments, ("x", "y"), weights, "alpha * x + beta * y")
+
+
+def test_the_build_refuses_a_record_the_rules_cannot_check(tmp_path, monkeypatch):
+    """cmake/generate_operators.py, which the build runs, stops at a record with a number
+    argument that weighs nothing (beta named by no entry): no operator reaches a kernel with an
+    argument no rule checks."""
     import importlib.util
 
     from helpers import ROOT
@@ -334,16 +475,13 @@ def test_the_build_refuses_a_record_whose_terms_read_an_unnamed_weight(tmp_path,
     records = (ROOT / "python" / "vecadd" / "_operators.py").read_text()
     bad = (
         records
-        + "\n\n"
-        + inspect.getsource(_axpby_terms)
         + """
 AXPBY = Operator(
     name="axpby",
     arguments=(Argument("x", "Tensor"), Argument("y", "Tensor"),
                Argument("alpha", "float", "1"), Argument("beta", "float", "1")),
     inputs=("x", "y"),
-    weights=(Weight("beta", 1),),
-    terms=_axpby_terms,
+    weights=(Weight("alpha", 0),),
     summary="alpha * x + beta * y",
 )
 OPERATORS = (*OPERATORS, AXPBY)
@@ -359,31 +497,24 @@ OPERATORS = (*OPERATORS, AXPBY)
     header = tmp_path / "vecadd_operators.h"
     assert generator.main([str(header)]) == 1
     assert not header.exists()
-    both = bad.replace('(Weight("beta", 1),)', '(Weight("alpha", 0), Weight("beta", 1))')
+    both = bad.replace('(Weight("alpha", 0),)', '(Weight("alpha", 0), Weight("beta", 1))')
     (tmp_path / "_operators.py").write_text(both)
     assert generator.main([str(header)]) == 0
-    assert 'kAxpbyWeights[] = {"alpha", "beta"}' in header.read_text()
+    assert 'kAxpbyWeights[] = {{"alpha", 0, 1, 0}, {"beta", 1, 1, 0}}' in header.read_text()
 
 
-def test_unnamed_weights_says_what_a_record_misses():
-    from vecadd._operators import Argument, Weight
-
-    arguments = (
-        Argument("x", "Tensor"),
-        Argument("y", "Tensor"),
-        Argument("alpha", "float", "1"),
-        Argument("beta", "float", "1"),
-    )
-
-    def record(*weights):
-        return Operator("axpby", arguments, ("x", "y"), weights, _axpby_terms, "")
-
-    assert unnamed_weights(record(Weight("alpha", 0), Weight("beta", 1))) == []
-    (missing,) = unnamed_weights(record(Weight("beta", 1)))
-    assert "reads argument 'alpha' for input 0's weight, but no weight entry names it" in missing
-    (wrong,) = unnamed_weights(record(Weight("alpha", 1), Weight("beta", 0)))[:1]
-    assert "terms reads argument 'alpha' for input 0's weight" in wrong
-    (twice,) = unnamed_weights(record(Weight("alpha", 0), Weight("beta", 0)))
+def test_record_problems_says_what_a_record_gets_wrong():
+    assert record_problems(_axpby(Weight("alpha", 0), Weight("beta", 1))) == []
+    (unweighing,) = record_problems(_axpby(Weight("beta", 1)))
+    assert "argument 'alpha' weighs no input; expected a weight entry naming it" in unweighing
+    (twice,) = record_problems(_axpby(Weight("alpha", 0), Weight("beta", 0)))
     assert "name input 0 2 times" in twice
-    (untyped,) = unnamed_weights(record(Weight("x", 0)))
-    assert "names no float argument" in untyped
+    untyped = record_problems(_axpby(Weight("x", 0), Weight("alpha", 1), Weight("beta", 1)))
+    assert any("names no float argument" in problem for problem in untyped)
+    (scaled,) = record_problems(_axpby(Weight("alpha", 0, scale=2), Weight("beta", 1)))
+    assert "expected scale 1 or -1 and an integer offset" in scaled
+    (far,) = record_problems(_axpby(Weight("alpha", 0, offset=2**60), Weight("beta", 1)))
+    assert "has offset 1152921504606846976; expected a magnitude of at most 2**53" in far
+    misnamed = Operator("add", _axpby().arguments[:2], ("a", "b"), (), "a + b")
+    (inputs,) = record_problems(misnamed)
+    assert "inputs are a and b but the tensor arguments are x and y" in inputs

@@ -16,14 +16,16 @@ scope.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import torch
 
 from . import _torch_private as private
-from ._export import functional_overloads, weighted_sum
+from ._export import functional_overloads, terms, weighted_sum
 from ._on_import import when_imported
 from ._operators import OPERATORS, Operator
 
@@ -31,6 +33,20 @@ INDUCTOR_LOWERING_MODULE = "torch._inductor.lowering"
 DYNAMO_MODULE = "torch._dynamo"
 # Put in torch.compile's cache keys while kernels are kept.
 _KEPT_TAG = "+vecadd-kernels"
+# The files whose code a lowered graph holds: the records and the formula written from them.
+_LOWERING_SOURCES = ("_operators.py", "_export.py", "_compile.py")
+
+
+def lowering_fingerprint() -> str:
+    """vecadd's version and a digest of the code its lowerings write into compiled graphs:
+    Inductor's on-disk caches key a graph by torch's code, not a lowering's, so without it a
+    graph compiled by another build of vecadd could be served."""
+    from . import _build_config
+
+    digest = hashlib.sha256()
+    for name in _LOWERING_SOURCES:
+        digest.update((Path(__file__).parent / name).read_bytes())
+    return f"+vecadd-{_build_config.VERSION}-{digest.hexdigest()[:16]}"
 
 
 # How many keep_kernels() scopes are open: graphs compiled now keep vecadd's kernels when any
@@ -123,7 +139,7 @@ def _lowering(op: Operator, overload, inductor: private.InductorLowerings):
 
     def lower(*args, **kwargs):
         arguments = op.arguments_of(args, kwargs)
-        tensors, weights = op.terms(*arguments)
+        tensors, weights = terms(op, arithmetic, arguments, {})
         if not kept_scopes and not kernel_is_faster(inductor.current_node(), len(tensors)):
             return weighted_sum(arithmetic, tensors, weights)
         if inductor.ahead_of_time():
@@ -150,6 +166,7 @@ def register_lowerings() -> None:
     for op in OPERATORS:
         for overload in functional_overloads(op):
             inductor.table[overload] = _lowering(op, overload, inductor)
+    private.add_cache_key_tag(lowering_fingerprint())
 
 
 def register_when_inductor_loads() -> None:

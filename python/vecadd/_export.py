@@ -38,19 +38,28 @@ class _Arithmetic(Protocol):
     def copy(self, tensor): ...
 
 
-def weighted_sum(arithmetic: _Arithmetic, tensors: Sequence, weights: Sequence[float]):
+def terms(op: Operator, arithmetic: _Arithmetic, args, kwargs) -> tuple[list, list]:
+    """A call's tensors and their weights as the kernels take them: each derived exactly, as an
+    int, for integer tensors (1 - w for w = 2^60 is not a double's rounding of it); in double
+    for floating ones."""
+    tensors, weights = op.terms(*args, **kwargs)
+    if not arithmetic.dtype(tensors[0]).is_floating_point:
+        return op.exact_terms(*args, **kwargs)
+    return tensors, weights
+
+
+def weighted_sum(arithmetic: _Arithmetic, tensors: Sequence, weights: Sequence[float | int]):
     """The kernels' formula (src/kernels/element_math.h): each tensor loaded into the compute
-    type, multiplied by its weight (in that type: integral for integers), added to the sum in
-    order, the sum stored in the tensors' dtype. A weight of 1 is no multiplication, as 1 * x is
-    x exactly."""
+    type, multiplied by its weight (in that type: exact ints from ``terms`` for integers), added
+    to the sum in order, the sum stored in the tensors' dtype. A weight of 1 is no
+    multiplication, as 1 * x is x exactly."""
     dtype = arithmetic.dtype(tensors[0])
     compute = compute_dtype(dtype)
     total = None
     for tensor, weight in zip(tensors, weights, strict=True):
         term = tensor if compute == dtype else arithmetic.convert(tensor, compute)
         if weight != 1:
-            typed = weight if compute.is_floating_point else int(weight)
-            term = arithmetic.scale(term, typed, compute)
+            term = arithmetic.scale(term, weight, compute)
         total = term if total is None else arithmetic.add(total, term)
     if compute != dtype:
         return arithmetic.convert(total, dtype)
@@ -84,7 +93,8 @@ class _Aten(_Arithmetic):
 
 def _decomposition(op: Operator) -> Callable:
     def decompose(*args, **kwargs):
-        return weighted_sum(_Aten(), *op.terms(*args, **kwargs))
+        arithmetic = _Aten()
+        return weighted_sum(arithmetic, *terms(op, arithmetic, args, kwargs))
 
     decompose.__name__ = f"decompose_{op.name}"
     return decompose
@@ -150,7 +160,8 @@ def _onnx_modules_or_error() -> None:
 
 def _onnx_translation(op: Operator) -> Callable:
     def translate(*args, **kwargs):
-        return weighted_sum(_Onnx(), *op.terms(*args, **kwargs))
+        arithmetic = _Onnx()
+        return weighted_sum(arithmetic, *terms(op, arithmetic, args, kwargs))
 
     # torch.onnx matches a node's arguments against the translation's signature: the record's.
     signature = inspect.signature(op.terms)

@@ -12,7 +12,7 @@ import math
 import torch
 
 from ._dtypes import SUPPORTED_DTYPES, compute_dtype
-from ._operators import OPERATORS, Operator
+from ._operators import OPERATORS, Operator, listed
 from ._words import plural
 
 _FLOAT32_MAX = float(torch.finfo(torch.float32).max)
@@ -35,34 +35,47 @@ def _is_concrete(sizes) -> bool:
     return all(isinstance(s, int) for s in sizes)
 
 
-def _check_weight(op: Operator, weight: float, given: float, index: int, dtype) -> None:
-    """`given`: the value of the call's argument that made the weight (sub's alpha for its
-    weight -alpha), which the words name."""
-    derived = not (weight == given or (math.isnan(weight) and math.isnan(given)))
-    value, name = number_text(given), op.weight_name(index)
-    stated = f"{op.call}: argument '{name}' " + (
+# Beyond it no integral weight fits an integer dtype, and the C++ rules stop deriving it exactly.
+_DERIVED_EXACTLY_BELOW = 2**100
+
+
+def _check_weight(op: Operator, index: int, given: float, dtype) -> None:
+    """Input `index`'s weight for dtype, derived from `given`, the value of the call's argument
+    that weighs it (sub's alpha for its weight -alpha), which the words name: for integer
+    tensors exactly, from an integral argument, and within the dtype's range."""
+    weight = op.weight_of(index)
+    value = number_text(given)
+    stated = f"{op.call}: argument '{weight.argument}' " + (
         f"has {value} at index {index}" if op.weights_list else f"is {value}"
     )
-    if derived:
-        stated += f" ({op.input_name(index)}'s weight {number_text(weight)})"
+
+    def with_weight(text: str) -> str:
+        return f"{stated} ({op.input_name(index)}'s weight {text})" if weight.derived else stated
+
     have = f" but {op.all_inputs} have dtype {dtype}"
     if not dtype.is_floating_point:
-        if not math.isfinite(weight) or weight != math.trunc(weight):
-            wanted = "integral weights" if op.weights_list else f"an integral {name}"
-            raise TypeError(f"{stated}{have}; expected {wanted} for integer tensors")
+        if not math.isfinite(given) or given != math.trunc(given):
+            wanted = "integral weights" if op.weights_list else f"an integral {weight.argument}"
+            words = with_weight(number_text(weight.of(given)))
+            raise TypeError(f"{words}{have}; expected {wanted} for integer tensors")
+        exact = weight.exactly(int(given)) if abs(given) < _DERIVED_EXACTLY_BELOW else None
         info = torch.iinfo(dtype)
-        if not (info.min <= weight < -float(info.min)):
-            wanted = "a weight" if derived else "an integer"
-            raise ValueError(f"{stated}{have}; expected {wanted} from {info.min} to {info.max}")
-    elif dtype in _COMPUTES_IN_FLOAT32 and math.isfinite(weight) and abs(weight) > _FLOAT32_MAX:
+        if exact is None or not info.min <= exact <= info.max:
+            words = with_weight(number_text(weight.of(given)) if exact is None else str(exact))
+            wanted = "a weight" if weight.derived else "an integer"
+            raise ValueError(f"{words}{have}; expected {wanted} from {info.min} to {info.max}")
+        return
+    derived = weight.of(given)
+    if dtype in _COMPUTES_IN_FLOAT32 and math.isfinite(derived) and abs(derived) > _FLOAT32_MAX:
         raise ValueError(
-            f"{stated}, which {dtype} tensors cannot use: they compute in float32, so expected a "
-            f"magnitude of at most {number_text(_FLOAT32_MAX)} (or inf or nan)"
+            f"{with_weight(number_text(derived))}, which {dtype} tensors cannot use: they compute "
+            f"in float32, so expected a magnitude of at most {number_text(_FLOAT32_MAX)} (or inf "
+            "or nan)"
         )
 
 
 def check_list(op: Operator, tensors: list, weights: list) -> None:
-    """A list's inputs: at least one, and one weight for each."""
+    """A list's inputs: at least one, and one weight for each (`weights` as given)."""
     if not tensors:
         raise ValueError(
             f"{op.call}: argument '{op.inputs}' is an empty list; expected at least one tensor"
@@ -74,11 +87,11 @@ def check_list(op: Operator, tensors: list, weights: list) -> None:
         )
 
 
-def check_inputs(op: Operator, tensors: list, weights: list, given: list | None = None) -> None:
-    """`given`: each input's weight as the call's argument gave it, where ``terms`` derives the
-    weights from the arguments (sub's alpha); None when they are the arguments themselves."""
+def check_inputs(op: Operator, tensors: list, given: list) -> None:
+    """`given`: each input's weighing argument as the call gave it (Operator.given_weights),
+    from which each weight is derived and checked for the tensors' dtype."""
     if op.weights_list:
-        check_list(op, tensors, weights)
+        check_list(op, tensors, given)
     for index, tensor in enumerate(tensors):
         if tensor.dtype not in SUPPORTED_DTYPES:
             raise TypeError(
@@ -105,42 +118,43 @@ def check_inputs(op: Operator, tensors: list, weights: list, given: list | None 
     # Each weight an argument gives (add's x has a constant 1, which no argument gives).
     for index in range(len(tensors)):
         if op.weight_name(index) is not None:
-            _check_weight(
-                op, weights[index], (weights if given is None else given)[index], index, first.dtype
-            )
+            _check_weight(op, index, given[index], first.dtype)
 
 
-def _broadcast_error(op: Operator, before: str, name: str, sizes, dimension: int, a, b):
-    return ValueError(
-        f"{op.call}: {before} and {name} of shape {_shape_text(sizes)} cannot be broadcast "
-        f"together (dimension {dimension} of the result: {a} vs {b}); expected sizes that are "
-        "equal or 1 in each trailing dimension"
+def _broadcast_error(op: Operator, shapes: list) -> ValueError:
+    """Why shapes do not broadcast, in the C++ rules' words: each input named once with its
+    shape, then the innermost dimension that fails and the first two inputs whose sizes differ
+    there."""
+    names = [op.input_name(index) for index in range(len(shapes))]
+    message = f"{op.call}: " + listed(
+        f"{name} of shape {_shape_text(shape)}" for name, shape in zip(names, shapes, strict=True)
     )
+    message += " cannot be broadcast together"
+    for from_end in range(max(len(shape) for shape in shapes)):
+        sizes = [shape[-1 - from_end] if from_end < len(shape) else 1 for shape in shapes]
+        first = next((i for i, size in enumerate(sizes) if size != 1), None)
+        if first is None:
+            continue
+        other = next((i for i, size in enumerate(sizes) if size not in (1, sizes[first])), None)
+        if other is not None:
+            message += (
+                f": in dimension -{from_end + 1}, {names[first]} has {sizes[first]} and "
+                f"{names[other]} has {sizes[other]}"
+            )
+            break
+    return ValueError(f"{message}; expected sizes that are equal or 1 in each trailing dimension")
 
 
 def result_shape(op: Operator, tensors: list):
     """The broadcast shape, as a chain of additions broadcasts; worded like the C++ rules where
     the sizes are known."""
-    shape = tensors[0].shape
-    for index, tensor in enumerate(tensors[1:], 1):
-        if _is_concrete(shape) and _is_concrete(tensor.shape):
-            ndim = max(len(shape), tensor.dim())
-            for i in range(ndim):
-                so_far = shape[-1 - i] if i < len(shape) else 1
-                size = tensor.shape[-1 - i] if i < tensor.dim() else 1
-                if so_far != size and 1 not in (so_far, size):
-                    first = op.input_name(0)
-                    before = (
-                        f"{first} of shape {_shape_text(shape)}"
-                        if index == 1
-                        else f"the shape {_shape_text(shape)} of {first} to "
-                        f"{op.input_name(index - 1)}"
-                    )
-                    raise _broadcast_error(
-                        op, before, op.input_name(index), tensor.shape, ndim - 1 - i, so_far, size
-                    )
-        shape = torch.broadcast_shapes(shape, tensor.shape)
-    return shape
+    shapes = [tensor.shape for tensor in tensors]
+    if all(_is_concrete(shape) for shape in shapes):
+        try:
+            return torch.broadcast_shapes(*shapes)
+        except RuntimeError:
+            raise _broadcast_error(op, shapes) from None
+    return torch.broadcast_shapes(*shapes)
 
 
 def check_out(op: Operator, out: torch.Tensor, first: torch.Tensor, shape) -> None:
@@ -161,8 +175,8 @@ def check_out(op: Operator, out: torch.Tensor, first: torch.Tensor, shape) -> No
         )
 
 
-def fake_result(op: Operator, tensors: list, weights: list, given: list | None = None):
-    check_inputs(op, tensors, weights, given)
+def fake_result(op: Operator, tensors: list, given: list):
+    check_inputs(op, tensors, given)
     result_shape(op, tensors)
     # torch.add's own shape function lays the result out as the real kernels do (the C++
     # library's result_strides follows a chain of torch.add), also for sizes known at run time.
@@ -173,11 +187,11 @@ def fake_result(op: Operator, tensors: list, weights: list, given: list | None =
 
 
 def _terms(op: Operator, signature: inspect.Signature, args, kwargs):
-    """The call's tensors, their weights, and the weights as its arguments gave them."""
+    """The call's tensors, and each one's weighing argument as the call gave it."""
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
-    tensors, weights = op.terms(*bound.args, **bound.kwargs)
-    return tensors, weights, op.given_weights(tuple(bound.arguments.values()), weights)
+    tensors, _ = op.terms(*bound.args, **bound.kwargs)
+    return tensors, op.given_weights(tuple(bound.arguments.values()), len(tensors))
 
 
 def _register(op: Operator) -> None:
@@ -187,8 +201,8 @@ def _register(op: Operator) -> None:
         return fake_result(op, *_terms(op, signature, args, kwargs))
 
     def out_variant(*args, out, **kwargs):
-        tensors, weights, given = _terms(op, signature, args, kwargs)
-        check_inputs(op, tensors, weights, given)
+        tensors, given = _terms(op, signature, args, kwargs)
+        check_inputs(op, tensors, given)
         check_out(op, out, tensors[0], result_shape(op, tensors))
 
     for name, is_out in op.registered_names():

@@ -2,14 +2,14 @@
 
 Every operator is a weighted sum of tensors, broadcast like a chain of torch.add and computed in
 one pass. A record names it, gives its arguments (its schema follows), the words its errors use
-for its inputs, every argument that weighs an input (``weights``), and how a call's arguments
-make the sum (``terms``); ``unnamed_weights`` refuses a record whose ``terms`` reads a number no
-weight entry names, so that every rule checks every weight a call gives. Everything else
-derives from the records: the schemas and their ``.out`` overloads, the private overloads with
-no autograd kernel and the lean ways that call them (vecadd/_lean.py), both builds' C++
-registration (through the header cmake/generate_operators.py writes at build time), the
-fake kernels, the autograd kernels and the Python wrappers' checks.
-docs/adding-an-operator.md walks through adding one.
+for its inputs, and how each input is weighed (``weights``): by a number argument, its negation
+or an integer plus either (``Weight``), or by a constant 1 where no entry names the input.
+Everything else derives from the records: the sum a call makes (``Operator.terms``, and
+``Operator.exact_terms`` for integer tensors), the schemas and their ``.out`` overloads, the
+private overloads with no autograd kernel and the lean ways that call them (vecadd/_lean.py),
+both builds' C++ kernel entries and the rules that derive and check each weight (through the
+header cmake/generate_operators.py writes at build time), the fake kernels, the autograd
+kernels and the Python wrappers' checks. docs/adding-an-operator.md walks through adding one.
 
 Standard library only, so that the build can read it before vecadd exists.
 """
@@ -17,8 +17,9 @@ Standard library only, so that the build can read it before vecadd exists.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 # The largest magnitude up to which every integer is a float (a double): an int weight beyond it
 # may not be the number the call gave, so every way in refuses or rechecks it.
@@ -39,12 +40,40 @@ class Argument:
 
 @dataclass(frozen=True)
 class Weight:
-    """A number argument of the call and the input it weighs, which every rule checks and names
-    in its errors with the value the call gave (``-alpha`` is still ``alpha``'s value)."""
+    """How a number argument of the call weighs an input: ``offset + scale * argument``, the
+    argument itself (the default), its negation (``scale=-1``) or an integer plus either
+    (``offset``, as 1 - w). Every rule checks it and names, in its errors, the argument and the
+    value the call gave (``-alpha`` is still ``alpha``'s value). For integer tensors the weight
+    is derived exactly, in integers, from an integral argument; for floating ones in double, as
+    written."""
 
     argument: str
     # The index of the input it weighs; None for a list argument, one weight per input in order.
     term: int | None = None
+    scale: int = 1  # 1 or -1: a weight a float argument gives with one rounding at most
+    offset: int = 0
+
+    @property
+    def derived(self) -> bool:
+        """Whether the weight differs from the argument (the errors then say both)."""
+        return (self.scale, self.offset) != (1, 0)
+
+    def of(self, value):
+        """The weight for a float argument `value`, in double, as the C++ rules compute it."""
+        if not self.derived:
+            return value
+        return self.offset + self.scale * value
+
+    def exactly(self, value: int) -> int:
+        """The weight for an integral argument `value`, exactly (integer tensors)."""
+        return self.offset + self.scale * value
+
+    def expression(self, value: str) -> str:
+        """The weight as Python source, of the expression `value` for the argument."""
+        signed = value if self.scale == 1 else f"-{value}"
+        if self.offset == 0:
+            return signed
+        return f"{self.offset} {'+' if self.scale == 1 else '-'} {value}"
 
 
 @dataclass(frozen=True)
@@ -54,12 +83,10 @@ class Operator:
     # The inputs' names in errors: one per input, or the list argument they come in ("tensors":
     # tensors[0], tensors[1], ...).
     inputs: tuple[str, ...] | str
-    # Every argument that weighs an input: a float per input it weighs (an argument may weigh
-    # several, as w in (1 - w) * x + w * y), or one list of a weight per input. An input no
-    # entry names has a constant weight (add's x: 1).
+    # How each input is weighed: a Weight per input an argument weighs (an argument may weigh
+    # several, as w in (1 - w) * x + w * y), or one Weight of a list argument, a weight per
+    # input. An input no entry names has the constant weight 1 (add's x).
     weights: tuple[Weight, ...]
-    # The sum a call computes: its tensors and their weights, from the call's arguments.
-    terms: Callable[..., tuple[list, list[float]]]
     summary: str
 
     @property
@@ -130,23 +157,42 @@ class Operator:
         """The argument that gives one weight per input, if the weights come as a list."""
         return next((w.argument for w in self.weights if w.term is None), None)
 
+    def weight_of(self, index: int) -> Weight | None:
+        """How input `index` is weighed; None for the constant 1."""
+        if self.weights_list is not None:
+            return self.weights[0]
+        return next((w for w in self.weights if w.term == index), None)
+
     def weight_name(self, index: int) -> str | None:
         """The argument that weighs input `index`, as errors name it; None for a constant."""
-        if self.weights_list is not None:
-            return self.weights_list
-        return next((w.argument for w in self.weights if w.term == index), None)
+        weight = self.weight_of(index)
+        return None if weight is None else weight.argument
 
-    def given_weights(self, arguments: tuple, weights: list) -> list:
-        """Each input's weight as the call's argument gave it (`arguments` in the record's
-        order, `weights` the ones terms made), which errors name: alpha for sub's -alpha."""
+    def given_weights(self, arguments: tuple, count: int) -> list:
+        """Each of the `count` inputs' weighing argument as the call gave it (`arguments` in the
+        record's order), which the rules derive its weight from and errors name: alpha for
+        sub's -alpha; None for an input of constant weight, 1.0 for a list left out."""
         values = dict(zip((a.name for a in self.arguments), arguments, strict=True))
         if self.weights_list is not None:
             given = values[self.weights_list]
-            return list(weights) if given is None else list(given)
+            return [1.0] * count if given is None else list(given)
         return [
-            weights[i] if (name := self.weight_name(i)) is None else values[name]
-            for i in range(len(weights))
+            None if (weight := self.weight_of(i)) is None else values[weight.argument]
+            for i in range(count)
         ]
+
+    @cached_property
+    def terms(self) -> Callable[..., tuple[list, list]]:
+        """The sum a call makes: terms(*arguments) -> (its tensors, their weights), the weights
+        as floating tensors take them (in double, as written); the function has the operator's
+        Python signature, so that calling it binds the arguments."""
+        return _terms_function(self, exact=False)
+
+    @cached_property
+    def exact_terms(self) -> Callable[..., tuple[list, list]]:
+        """terms for integer tensors: each weight derived exactly, as a Python int, from
+        integral arguments (the rules refuse others first)."""
+        return _terms_function(self, exact=True)
 
     @property
     def call(self) -> str:
@@ -161,45 +207,93 @@ class Operator:
     def all_inputs(self) -> str:
         if isinstance(self.inputs, str):
             return f"the {self.inputs}"
-        return " and ".join(self.inputs)
+        return listed(self.inputs)
 
 
-# A number terms is tried with, unlike any default, so that what it reads shows in its weights.
-_PROBE = 0.3125
+def listed(names) -> str:
+    """'x', 'x and y', 'x, y and z': names as a sentence lists them."""
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def _probe_arguments(op: Operator, changed: tuple[str, int] | None = None) -> list:
-    """Arguments for trying op.terms: placeholders for tensors, each number at its default (or
-    1), and the number `changed` names (argument, index in a list) set to a probe value."""
-    values = []
-    for argument in op.arguments:
-        if argument.type == "Tensor":
-            value = object()
-        elif argument.type == "Tensor[]":
-            value = [object() for _ in range(3)]
-        elif argument.type == "float":
-            given = float(argument.default) if argument.default not in (None, "None") else 1.0
-            value = _PROBE if changed == (argument.name, 0) else given
-        elif argument.type == "float[]?":
-            value = [_PROBE if changed == (argument.name, i) else 1.0 for i in range(3)]
-        else:
-            raise ValueError(f"{op.name}: argument '{argument.name}' has type {argument.type}")
-        values.append(value)
-    return values
+def _python_default(argument: Argument) -> str:
+    if argument.default is None:
+        return ""
+    return f"={float(argument.default)!r}" if argument.type == "float" else f"={argument.default}"
 
 
-def unnamed_weights(op: Operator) -> list[str]:
-    """What the record's weight entries miss or misstate, in words: a number terms reads for an
-    input that no entry names (a weight no rule would check), an entry for an input terms does
-    not weigh with it, an entry naming no number argument. Empty for a sound record."""
+def _terms_function(op: Operator, *, exact: bool) -> Callable[..., tuple[list, list]]:
+    """op's terms (or exact_terms) as a function of its own arguments, written from the record
+    and compiled once: a call then costs what a hand-written one would (the stable build's
+    autograd kernels call it on every call)."""
+    parameters = ", ".join(a.name + _python_default(a) for a in op.arguments)
+    number = "int({})" if exact else "{}"
+    one = "1" if exact else "1.0"
+    if op.weights_list is not None:
+        (tensors,) = (a.name for a in op.arguments if a.type == "Tensor[]")
+        weight, listed_weights = op.weights[0], op.weights_list
+        each = weight.expression(number.format("w"))
+        body = (
+            f"    {tensors} = list({tensors})\n"
+            f"    if {listed_weights} is None:\n"
+            f"        return {tensors}, [{one}] * len({tensors})\n"
+            f"    return {tensors}, [{each} for w in {listed_weights}]\n"
+        )
+    else:
+        tensors = [a.name for a in op.arguments if a.type == "Tensor"]
+        weights = [
+            one if (w := op.weight_of(i)) is None else w.expression(number.format(w.argument))
+            for i in range(len(tensors))
+        ]
+        body = f"    return [{', '.join(tensors)}], [{', '.join(weights)}]\n"
+    name = "exact_terms" if exact else "terms"
+    namespace: dict = {}
+    exec(f"def {name}({parameters}):\n{body}", namespace)  # the record's own text, nothing else
+    function = namespace[name]
+    function.__qualname__ = f"{op.name}_{name}"
+    return function
+
+
+def record_problems(op: Operator) -> list[str]:
+    """What makes a record unbuildable, in words: a weight entry naming no number argument of
+    its kind, an input weighed twice or out of range, a list of weights beside other entries, a
+    derivation the rules cannot keep exact, a number argument that weighs nothing. Empty for a
+    sound record."""
     kinds = {argument.name: argument.type for argument in op.arguments}
+    tensors = [a.name for a in op.arguments if a.type == "Tensor"]
+    lists = [a.name for a in op.arguments if a.type == "Tensor[]"]
     problems = []
+    if isinstance(op.inputs, str):
+        if lists != [op.inputs] or tensors:
+            problems.append(
+                f"{op.name}: inputs is '{op.inputs}' but the tensor arguments are "
+                f"{listed(tensors + lists) if tensors + lists else 'none'}; expected one Tensor[] "
+                "argument of that name and no other tensor"
+            )
+    elif list(op.inputs) != tensors or lists:
+        problems.append(
+            f"{op.name}: inputs are {listed(op.inputs)} but the tensor arguments are "
+            f"{listed(tensors + lists) if tensors + lists else 'none'}; expected the Tensor "
+            "arguments' names, in order"
+        )
     for weight in op.weights:
         wanted = "float[]?" if weight.term is None else "float"
         if kinds.get(weight.argument) != wanted:
             problems.append(
                 f"{op.name}: weight entry {weight} names no {wanted} argument; expected one of "
                 f"the record's arguments of type {wanted}"
+            )
+        if weight.scale not in (1, -1) or not isinstance(weight.offset, int):
+            problems.append(
+                f"{op.name}: weight entry {weight} has scale {weight.scale!r} and offset "
+                f"{weight.offset!r}; expected scale 1 or -1 and an integer offset, a weight the "
+                "rules derive exactly for integer tensors"
+            )
+        elif abs(weight.offset) > EXACT_INTEGER_LIMIT:
+            problems.append(
+                f"{op.name}: weight entry {weight} has offset {weight.offset}; expected a "
+                f"magnitude of at most 2**{EXACT_INTEGER_LIMIT.bit_length() - 1}, which a float "
+                "holds exactly"
             )
     terms = [weight.term for weight in op.weights if weight.term is not None]
     fixed = 0 if isinstance(op.inputs, str) else len(op.inputs)
@@ -214,40 +308,14 @@ def unnamed_weights(op: Operator) -> list[str]:
             f"{op.name}: a list of weights ('{op.weights_list}') and other weight entries; "
             "expected the list alone, one weight per input"
         )
-    if problems:
-        return problems
-    _, base = op.terms(*_probe_arguments(op))
+    weighing = {weight.argument for weight in op.weights}
     for argument in op.arguments:
-        places = {"float": 1, "float[]?": len(base)}.get(argument.type, 0)
-        for place in range(places):
-            _, weights = op.terms(*_probe_arguments(op, (argument.name, place)))
-            read = {i for i, (a, b) in enumerate(zip(base, weights, strict=True)) if a != b}
-            named = {
-                i
-                for i in range(len(base))
-                if op.weight_name(i) == argument.name and (argument.type == "float" or i == place)
-            }
-            for index in sorted(read - named):
-                problems.append(
-                    f"{op.name}: terms reads argument '{argument.name}' for input {index}'s "
-                    f"weight, but no weight entry names it; expected Weight({argument.name!r}, "
-                    f"{index}) in the record's weights, so that every rule checks it"
-                )
-            for index in sorted(named - read):
-                problems.append(
-                    f"{op.name}: a weight entry says '{argument.name}' weighs input {index}, but "
-                    "terms does not read it for that input; expected the entries to match terms"
-                )
+        if argument.type.startswith("float") and argument.name not in weighing:
+            problems.append(
+                f"{op.name}: argument '{argument.name}' weighs no input; expected a weight "
+                f"entry naming it (Weight({argument.name!r}, ...)), so that it changes the sum"
+            )
     return problems
-
-
-def _add_terms(x, y, alpha: float = 1.0) -> tuple[list, list[float]]:
-    return [x, y], [1.0, alpha]
-
-
-def _add_n_terms(tensors: Sequence, weights: Sequence[float] | None = None):
-    tensors = list(tensors)
-    return tensors, [1.0] * len(tensors) if weights is None else list(weights)
 
 
 ADD = Operator(
@@ -259,7 +327,6 @@ ADD = Operator(
     ),
     inputs=("x", "y"),
     weights=(Weight("alpha", 1),),
-    terms=_add_terms,
     summary="x + alpha * y",
 )
 
@@ -268,9 +335,12 @@ ADD_N = Operator(
     arguments=(Argument("tensors", "Tensor[]"), Argument("weights", "float[]?", "None")),
     inputs="tensors",
     weights=(Weight("weights"),),
-    terms=_add_n_terms,
     summary="weights[0] * tensors[0] + weights[1] * tensors[1] + ...",
 )
 
-OPERATORS: tuple[Operator, ...] = (ADD, ADD_N)
+OPERATORS: tuple[Operator, ...] = (
+    ADD,
+    ADD_N,
+    # A new record's name goes above this line (docs/adding-an-operator.md).
+)
 BY_NAME = {operator.name: operator for operator in OPERATORS}

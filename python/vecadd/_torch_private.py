@@ -250,6 +250,13 @@ def inductor_lowerings() -> InductorLowerings:
 
 # A tag torch.compile's caches put in every key (a public option from torch 2.6 on): graphs
 # compiled with vecadd's kernels kept must not be served to calls that fuse them, nor the reverse.
+def add_cache_key_tag(tag: str) -> None:
+    """Adds tag to torch.compile's cache keys from now on (nothing where a torch lacks them)."""
+    config = torch.compiler.config
+    if hasattr(config, "cache_key_tag") and tag not in config.cache_key_tag:
+        config.cache_key_tag = f"{config.cache_key_tag}{tag}"
+
+
 def cache_key_tag_patch(tag: str) -> contextlib.AbstractContextManager:
     config = torch.compiler.config
     if not hasattr(config, "cache_key_tag"):

@@ -15,6 +15,18 @@ std::string number_text(double value) {
   return text;
 }
 
+std::string integer_text(__int128 value) {
+  const bool negative = value < 0;
+  // Digits of the magnitude, from the last; -(2^127) has no positive twin, so digit by digit.
+  std::string digits;
+  do {
+    const int digit = static_cast<int>(value % 10);
+    digits.insert(digits.begin(), static_cast<char>('0' + (negative ? -digit : digit)));
+    value /= 10;
+  } while (value != 0);
+  return negative ? "-" + digits : digits;
+}
+
 bool byte_ranges_intersect(const void* a, const Operand& a_shape, const void* b,
                            const Operand& b_shape, std::size_t element_size) {
   const auto span = [element_size](const void* data, const Operand& shape) {

@@ -29,27 +29,51 @@ namespace vecadd::binding {
 // The Python exception a failed rule becomes.
 enum class ErrorKind { kType, kValue, kRuntime };
 
-// How an operator names itself, its inputs and its weights in its errors (each record of
-// python/vecadd/_operators.py gives one, through the generated vecadd_operators.h).
+// How one input's weight derives from the call's numbers (each record's Weight, through the
+// generated vecadd_operators.h): offset + scale * the argument, scale 1 or -1; a constant
+// `offset` (1) where no argument weighs the input.
+struct WeightRule {
+  const char* argument;  // the weighing argument's name, or nullptr for a constant weight
+  int number;            // which of the call's float arguments gives it (a list: unused)
+  int scale;             // 1 or -1
+  long long offset;
+
+  bool derived() const { return argument != nullptr && (scale != 1 || offset != 0); }
+
+  // The weight for floating tensors, in double, as the Python face computes it.
+  double of(double given) const {
+    if (argument == nullptr) {
+      return static_cast<double>(offset);
+    }
+    return derived() ? static_cast<double>(offset) + scale * given : given;
+  }
+};
+
+// How an operator names itself, its inputs and its weights in its errors, and how it weighs its
+// inputs (each record of python/vecadd/_operators.py gives one, through the generated
+// vecadd_operators.h).
 struct OperatorWords {
-  const char* call;                  // "vecadd.add()": every message starts with it
-  const char* const* fixed_inputs;   // the inputs' names ("x", "y"), or nullptr: then
-  const char* list;                  // the list argument the inputs come in ("tensors")
-  const char* all_inputs;            // "x and y", "the tensors"
-  const char* const* fixed_weights;  // the argument weighing each fixed input (nullptr for a
-                                     // constant weight: add's x), or nullptr: then
-  const char* weights_list;          // the list argument giving one weight per input
-  const char* backward;              // the name of its autograd node ("AddBackward")
+  const char* name;                 // "vecadd::add": the schema's name
+  const char* call;                 // "vecadd.add()": every message starts with it
+  const char* const* fixed_inputs;  // the inputs' names ("x", "y"), or nullptr: then
+  const char* list;                 // the list argument the inputs come in ("tensors")
+  const char* all_inputs;           // "x and y", "x, y and z", "the tensors"
+  const WeightRule* weights;        // each fixed input's rule, or the list's one rule
+  bool weights_listed;              // whether the weights come as a list, one per input
+  const char* backward;             // the name of its autograd node ("AddBackward")
 
   std::string input(int index) const {
     return fixed_inputs ? fixed_inputs[index]
                         : std::string(list) + "[" + std::to_string(index) + "]";
   }
 
+  const WeightRule& rule(int index) const { return weights[weights_listed ? 0 : index]; }
+
   // The argument that weighs input `index` ("alpha", "weights"), or nullptr for a constant.
-  const char* weight_name(int index) const {
-    return fixed_weights ? fixed_weights[index] : weights_list;
-  }
+  const char* weight_name(int index) const { return rule(index).argument; }
+
+  // The list argument giving one weight per input, or nullptr.
+  const char* weights_list() const { return weights_listed ? weights[0].argument : nullptr; }
 };
 
 // "%.17g" without iostreams (some toolchains crash inserting numbers into a stream from an
@@ -157,51 +181,67 @@ struct Problem {
   std::string message;
 };
 
-// A weight for element type T, which the kernels take as alpha_t<T>: integral (and in range)
-// for integers, within float32's range for the types that compute in float32. `given` is the
-// value of the user's argument that made it (sub's alpha for its weight -alpha), which the words
-// name; `index` is the weight's input; `dtype()` names the tensors' dtype, called only to word a
-// failure.
+// An integer's decimal digits, for the 128 bits an exact derived weight is computed in.
+std::string integer_text(__int128 value);
+
+// Input `index`'s weight for element type T, as the kernels take it (alpha_t<T>), derived from
+// `given`, the value of the argument that weighs it (sub's alpha for its weight -alpha), which
+// the words name; or the problem with it. For integer tensors the argument must be integral and
+// the weight is derived exactly, in integers (1 - w for w = 2^60 is 1 - 2^60, not a double's
+// rounding of it), and must fit T; for the types that compute in float32, within its range.
+// `dtype()` names the tensors' dtype, called only to word a failure.
 template <class T, class DTypeName>
-Problem weight_problem(const OperatorWords& words, double weight, double given, int index,
-                       const DTypeName& dtype) {
+Problem derive_weight(const OperatorWords& words, int index, double given, const DTypeName& dtype,
+                      alpha_t<T>& weight) {
+  const WeightRule& rule = words.rule(index);
+  if (rule.argument == nullptr) {
+    weight = static_cast<alpha_t<T>>(rule.offset);
+    return {};
+  }
   // The words are put together only for a failure: this runs on every call.
-  const auto derived = [&] {
-    return !(weight == given || (std::isnan(weight) && std::isnan(given)));
-  };
-  const auto stated = [&] {
+  const auto stated = [&](const std::string& derived) {
     const std::string value = number_text(given);
-    return std::string(words.call) + ": argument '" + words.weight_name(index) + "' " +
-           (words.weights_list != nullptr ? "has " + value + " at index " + std::to_string(index)
-                                          : "is " + value) +
-           (derived() ? " (" + words.input(index) + "'s weight " + number_text(weight) + ")" : "");
+    return std::string(words.call) + ": argument '" + rule.argument + "' " +
+           (words.weights_listed ? "has " + value + " at index " + std::to_string(index)
+                                 : "is " + value) +
+           (rule.derived() ? " (" + words.input(index) + "'s weight " + derived + ")" : "");
   };
   const auto have = [&] { return std::string(" but ") + words.all_inputs + " have dtype "; };
   if constexpr (std::is_integral_v<T>) {
-    if (!std::isfinite(weight) || weight != std::trunc(weight)) {
-      return {ErrorKind::kType, stated() + have() + dtype() + "; expected " +
-                                    (words.weights_list != nullptr
-                                         ? "integral weights"
-                                         : std::string("an integral ") + words.weight_name(index)) +
-                                    " for integer tensors"};
+    if (!std::isfinite(given) || given != std::trunc(given)) {
+      return {ErrorKind::kType,
+              stated(number_text(rule.of(given))) + have() + dtype() + "; expected " +
+                  (words.weights_listed ? "integral weights"
+                                        : std::string("an integral ") + rule.argument) +
+                  " for integer tensors"};
     }
+    // Any integral double below 2^100 is exact in 128 bits, and beyond it no weight fits T.
+    constexpr double kLargest = 1267650600228229401496703205376.0;  // 2^100
+    const bool representable = std::abs(given) < kLargest;
+    const __int128 exact = representable ? rule.offset + rule.scale * static_cast<__int128>(given)
+                                         : static_cast<__int128>(0);
     const auto lowest = std::numeric_limits<T>::min();
     const auto highest = std::numeric_limits<T>::max();
-    // -lowest is 2^31 or 2^63, exact as a double; the largest T may not be.
-    if (weight < static_cast<double>(lowest) || weight >= -static_cast<double>(lowest)) {
-      return {ErrorKind::kValue, stated() + have() + dtype() + "; expected " +
-                                     (derived() ? "a weight" : "an integer") + " from " +
+    if (!representable || exact < lowest || exact > highest) {
+      const std::string derived = representable ? integer_text(exact) : number_text(rule.of(given));
+      return {ErrorKind::kValue, stated(derived) + have() + dtype() + "; expected " +
+                                     (rule.derived() ? "a weight" : "an integer") + " from " +
                                      std::to_string(lowest) + " to " + std::to_string(highest)};
     }
-  } else if constexpr (std::is_same_v<vecadd::alpha_t<T>, float>) {
-    const double largest = std::numeric_limits<float>::max();
-    if (std::isfinite(weight) && std::abs(weight) > largest) {
-      return {ErrorKind::kValue,
-              stated() + ", which " + dtype() +
-                  " tensors cannot use: they compute in float32, so expected a magnitude of "
-                  "at most " +
-                  number_text(largest) + " (or inf or nan)"};
+    weight = static_cast<T>(exact);
+  } else {
+    const double value = rule.of(given);
+    if constexpr (std::is_same_v<vecadd::alpha_t<T>, float>) {
+      const double largest = std::numeric_limits<float>::max();
+      if (std::isfinite(value) && std::abs(value) > largest) {
+        return {ErrorKind::kValue,
+                stated(number_text(value)) + ", which " + dtype() +
+                    " tensors cannot use: they compute in float32, so expected a magnitude of "
+                    "at most " +
+                    number_text(largest) + " (or inf or nan)"};
+      }
     }
+    weight = static_cast<alpha_t<T>>(value);
   }
   return {};
 }
@@ -214,21 +254,31 @@ bool byte_ranges_intersect(const void* a, const Operand& a_shape, const void* b,
 bool has_repeated_elements(const Operand& shape);
 
 // One call of a weighted-sum operator as the rules see it: its words, its inputs (pointers to a
-// binding's tensors), one weight per input, and, where the weights derive from the arguments
-// (sub's {1, -alpha}), each input's weight as its argument gave it ({1, alpha}); nullptr when
-// the weights are the arguments themselves.
+// binding's tensors) and, for each input, the value of the argument that weighs it as the call
+// gave it (sub's alpha, not -alpha; ignored for an input of constant weight), from which the
+// rules derive each weight for the tensors' dtype.
 template <class Tensor>
 struct SumCall {
   const OperatorWords& words;
   const Tensor* const* inputs;
   int count;
-  const double* weights;
-  const double* given = nullptr;
+  const double* given;
 
-  double given_weight(int index) const { return given == nullptr ? weights[index] : given[index]; }
+  // Input `index`'s weight for floating tensors (autograd's), in double.
+  double weight(int index) const { return words.rule(index).of(given[index]); }
 
   const Tensor& operator[](int index) const { return *inputs[index]; }
 };
+
+// The kinds of schema argument a generic kernel entry reads (cmake/generate_operators.py names
+// each record argument's kind): a tensor, a list of tensors, a float, an optional list of floats.
+struct TensorKind {};
+struct TensorListKind {};
+struct FloatKind {};
+struct FloatListKind {};
+
+// Most float arguments one operator takes (the generator refuses more).
+inline constexpr int kMaxNumbers = 8;
 
 // The checks of one call, in one order, for a binding's tensors.
 template <class Api>
@@ -262,7 +312,7 @@ struct CallRules {
                                        "' is an empty list; expected at least one tensor");
     }
     if (weight_count != count) {
-      Api::fail(ErrorKind::kValue, std::string(words.call) + ": argument '" + words.weights_list +
+      Api::fail(ErrorKind::kValue, std::string(words.call) + ": argument '" + words.weights_list() +
                                        "' has " + counted(weight_count, "value") + " but '" +
                                        words.list + "' has " + counted(count, "tensor") +
                                        "; expected one weight per tensor");
@@ -315,14 +365,58 @@ struct CallRules {
         if (words.weight_name(i) == nullptr) {
           continue;
         }
-        const Problem problem = weight_problem<T>(words, call.weights[i], call.given_weight(i), i,
-                                                  [&] { return dtype_name(Api::dtype(first)); });
+        vecadd::alpha_t<T> weight{};
+        const Problem problem = derive_weight<T>(
+            words, i, call.given[i], [&] { return dtype_name(Api::dtype(first)); }, weight);
         if (!problem.message.empty()) {
           Api::fail(problem.kind, problem.message);
         }
       }
     });
   }
+
+  // A call's inputs and each input's given weight, gathered by a binding's generic kernel entry
+  // from the arguments in schema order: add(tensor) for a tensor (a list's, one by one),
+  // add(number) for a float, add_list(values, size) for a float list (nullptr: left out).
+  class Gathered {
+   public:
+    Gathered(const OperatorWords& words, int input_count)
+        : words_(words), inputs_(input_count), given_(input_count) {}
+
+    void add(const Tensor& tensor) { inputs_[next_input_++] = &tensor; }
+    void add(double number) { numbers_[next_number_++] = number; }
+    void add_list(const double* values, int size) {
+      list_ = values;
+      list_size_ = size;
+    }
+
+    // The call, each input's given weight read through its rule; a list's length checked.
+    Call call() {
+      const int count = next_input_;
+      if (words_.weights_listed) {
+        check_list(words_, count, list_ != nullptr ? list_size_ : count);
+      }
+      for (int i = 0; i < count; ++i) {
+        const WeightRule& rule = words_.rule(i);
+        if (words_.weights_listed) {
+          given_[i] = list_ != nullptr ? list_[i] : 1.0;
+        } else {
+          given_[i] = rule.argument != nullptr ? numbers_[rule.number] : 1.0;
+        }
+      }
+      return {words_, inputs_.data(), count, given_.data()};
+    }
+
+   private:
+    const OperatorWords& words_;
+    PerOperand<const Tensor*> inputs_;
+    PerOperand<double> given_;
+    double numbers_[kMaxNumbers] = {};
+    const double* list_ = nullptr;
+    int list_size_ = 0;
+    int next_input_ = 0;
+    int next_number_ = 0;
+  };
 
   // out: defined, with the inputs' dtype and device, the broadcast shape, its own memory for
   // each element, and each input either out itself or apart from it.
@@ -369,26 +463,25 @@ struct CallRules {
   }
 
   static std::vector<std::int64_t> result_shape(const Call& call) {
+    PerOperand<Operand> operands(call.count);
+    for (int i = 0; i < call.count; ++i) {
+      operands[i] = Api::operand(call[i]);
+    }
     try {
-      if (call.count == 2 && call.words.fixed_inputs != nullptr) {  // the common call
-        return vecadd::broadcast_shape(Api::operand(call[0]), Api::operand(call[1]));
-      }
-      PerOperand<Operand> operands(call.count);
-      for (int i = 0; i < call.count; ++i) {
-        operands[i] = Api::operand(call[i]);
-      }
-      try {
-        return vecadd::broadcast_shape(operands.data(), nullptr, call.count);
-      } catch (const std::invalid_argument&) {
-        // Again with the inputs' own names, which only an error needs.
-        std::vector<std::string> names(static_cast<std::size_t>(call.count));
-        std::vector<const char*> name_pointers(static_cast<std::size_t>(call.count));
-        for (int i = 0; i < call.count; ++i) {
-          names[i] = call.words.input(i);
-          name_pointers[i] = names[i].c_str();
-        }
-        return vecadd::broadcast_shape(operands.data(), name_pointers.data(), call.count);
-      }
+      return call.count == 2  // the common call
+                 ? vecadd::broadcast_shape(operands[0], operands[1])
+                 : vecadd::broadcast_shape(operands.data(), nullptr, call.count);
+    } catch (const std::invalid_argument&) {
+      // Again with the inputs' own names, which only an error needs.
+    }
+    std::vector<std::string> names(static_cast<std::size_t>(call.count));
+    std::vector<const char*> name_pointers(static_cast<std::size_t>(call.count));
+    for (int i = 0; i < call.count; ++i) {
+      names[i] = call.words.input(i);
+      name_pointers[i] = names[i].c_str();
+    }
+    try {
+      return vecadd::broadcast_shape(operands.data(), name_pointers.data(), call.count);
     } catch (const std::invalid_argument& error) {
       Api::fail(ErrorKind::kValue,
                 std::string(call.words.call) + ": " +

@@ -159,6 +159,58 @@ bool is_row_major(const Operand& t) {
 
 }  // namespace
 
+namespace {
+
+// The size of `t` in dimension -from_end - 1 (its last is 0 from the end); 1 where it has none.
+std::int64_t size_from_end(const Sizes& t, std::size_t from_end) {
+  return from_end < t.size() ? t[t.size() - 1 - from_end] : 1;
+}
+
+// Why `count` operands do not broadcast: each named once with its shape, then the innermost
+// dimension that fails (counted from the last, as -1) and the first two operands whose sizes
+// there differ, neither of them 1.
+[[noreturn]] void throw_broadcast_error(const Operand* operands, const char* const* names,
+                                        int count) {
+  std::vector<Sizes> shapes;
+  std::size_t ndim = 0;
+  for (int i = 0; i < count; ++i) {
+    shapes.push_back(sizes_of(operands[i]));
+    ndim = std::max(ndim, shapes.back().size());
+  }
+  const auto name = [names](int index) {
+    return names ? std::string(names[index]) : "input " + std::to_string(index);
+  };
+  std::string message = kBroadcastErrorPrefix;
+  for (int i = 0; i < count; ++i) {
+    message += (i == 0 ? "" : (i + 1 == count ? " and " : ", ")) + name(i) + " of shape " +
+               shape_text(shapes[i]);
+  }
+  message += " cannot be broadcast together";
+  bool named = false;
+  for (std::size_t from_end = 0; from_end < ndim && !named; ++from_end) {
+    int first = -1;
+    for (int i = 0; i < count; ++i) {
+      const std::int64_t size = size_from_end(shapes[i], from_end);
+      if (size == 1) {
+        continue;
+      }
+      if (first < 0) {
+        first = i;
+      } else if (size != size_from_end(shapes[first], from_end)) {
+        message += ": in dimension -" + std::to_string(from_end + 1) + ", " + name(first) +
+                   " has " + std::to_string(size_from_end(shapes[first], from_end)) + " and " +
+                   name(i) + " has " + std::to_string(size);
+        named = true;
+        break;
+      }
+    }
+  }
+  throw std::invalid_argument(message +
+                              "; expected sizes that are equal or 1 in each trailing dimension");
+}
+
+}  // namespace
+
 std::vector<std::int64_t> broadcast_shape(const Operand& x, const Operand& y) {
   if (same_sizes(x, y)) {  // the common call, without the general walk's copies
     return sizes_of(x);
@@ -168,20 +220,16 @@ std::vector<std::int64_t> broadcast_shape(const Operand& x, const Operand& y) {
   const std::size_t ndim = std::max(x_sizes.size(), y_sizes.size());
   Sizes shape(ndim, 1);
   for (std::size_t i = 0; i < ndim; ++i) {
-    const std::size_t d = ndim - 1 - i;
-    const std::int64_t x_size = i < x_sizes.size() ? x_sizes[x_sizes.size() - 1 - i] : 1;
-    const std::int64_t y_size = i < y_sizes.size() ? y_sizes[y_sizes.size() - 1 - i] : 1;
+    const std::int64_t x_size = size_from_end(x_sizes, i);
+    const std::int64_t y_size = size_from_end(y_sizes, i);
     if (y_size == 1 || x_size == y_size) {
-      shape[d] = x_size;
+      shape[ndim - 1 - i] = x_size;
     } else if (x_size == 1) {
-      shape[d] = y_size;
+      shape[ndim - 1 - i] = y_size;
     } else {
-      throw std::invalid_argument(
-          std::string(kBroadcastErrorPrefix) + "x of shape " + shape_text(x_sizes) +
-          " and y of shape " + shape_text(y_sizes) + " cannot be broadcast together (dimension " +
-          std::to_string(d) + " of the result: " + std::to_string(x_size) + " vs " +
-          std::to_string(y_size) +
-          "); expected sizes that are equal or 1 in each trailing dimension");
+      static const char* const kNames[] = {"x", "y"};
+      const Operand pair[] = {x, y};
+      throw_broadcast_error(pair, kNames, 2);
     }
   }
   return shape;
@@ -198,21 +246,8 @@ std::vector<std::int64_t> broadcast_shape(const Operand* operands, const char* c
     const Operand so_far{static_cast<int>(shape.size()), shape.data(), nullptr};
     try {
       shape = broadcast_shape(so_far, operands[i]);
-    } catch (const std::invalid_argument& error) {
-      // The pair's words with the operands' own names, the shape so far named for what it is.
-      const Sizes own = sizes_of(operands[i]);
-      const auto name = [names](int index) {
-        return names ? std::string(names[index]) : "input " + std::to_string(index);
-      };
-      std::string what = error.what();
-      const std::string detail = what.substr(what.find(" cannot be broadcast together") +
-                                             std::string(" cannot be broadcast together").size());
-      const std::string before =
-          i == 1 ? name(0) + " of shape " + shape_text(shape)
-                 : "the shape " + shape_text(shape) + " of " + name(0) + " to " + name(i - 1);
-      throw std::invalid_argument(std::string(kBroadcastErrorPrefix) + before + " and " + name(i) +
-                                  " of shape " + shape_text(own) + " cannot be broadcast together" +
-                                  detail);
+    } catch (const std::invalid_argument&) {
+      throw_broadcast_error(operands, names, count);
     }
   }
   return shape;

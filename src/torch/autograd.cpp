@@ -62,7 +62,7 @@ void record_backward(const SumCall& call, at::Tensor& result) {
   edges.reserve(static_cast<std::size_t>(call.count));
   for (int i = 0; i < call.count; ++i) {
     edges.push_back(torch::autograd::impl::gradient_edge(call[i]));
-    node->weights.push_back(call.weights[i]);
+    node->weights.push_back(call.weight(i));
     node->sizes.push_back(call[i].sym_sizes().vec());
   }
   node->node_name = call.words.backward;
@@ -79,7 +79,7 @@ void set_tangent(const SumCall& call, at::Tensor& result) {
     if (!input_tangent.defined()) {
       continue;
     }
-    const double weight = call.weights[i];
+    const double weight = call.weight(i);
     if (!tangent.defined()) {
       tangent = weight == 1 ? input_tangent : input_tangent.mul(weight);
     } else {

@@ -1,12 +1,15 @@
 // The vecadd operators as the dispatcher knows them, through torch's full C++ API: for each
 // operator python/vecadd/_operators.py describes, its kernels (the shared rules, src/binding)
-// for CPU and CUDA and its C++ Autograd kernel. The schemas are defined by vecadd's Python
-// face (vecadd/_library.py), one contract for both builds.
+// for CPU and CUDA and its C++ Autograd kernel, all instances of the one generic entry below,
+// named by the generated vecadd_operators.h. The schemas are defined by vecadd's Python face
+// (vecadd/_library.py), one contract for both builds.
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
+
+#include <optional>
 
 #include "autograd.h"
 #include "native_api.h"
-#include "ops.h"
 #include "sum_kernels.h"
 #include "vecadd_operators.h"
 
@@ -14,116 +17,112 @@ namespace vecadd::torch_binding {
 namespace {
 
 using Kernels = binding::SumKernels<NativeApi>;
+using Gathered = binding::CallRules<NativeApi>::Gathered;
 
-// ---- add: x + alpha * y ----
-
-SumCall add_call(const at::Tensor& x, const at::Tensor& y, double alpha,
-                 const at::Tensor* (&inputs)[2], double (&weights)[2]) {
-  inputs[0] = &x;
-  inputs[1] = &y;
-  weights[1] = alpha;
-  return {binding::kAddWords, inputs, 2, weights};
-}
-
-at::Tensor add(const at::Tensor& x, const at::Tensor& y, double alpha) {
-  const at::Tensor* inputs[2];
-  double weights[2] = {1, 1};
-  return Kernels::sum(add_call(x, y, alpha, inputs, weights));
-}
-
-void add_out(const at::Tensor& x, const at::Tensor& y, double alpha, at::Tensor& out) {
-  const at::Tensor* inputs[2];
-  double weights[2] = {1, 1};
-  Kernels::sum_out(add_call(x, y, alpha, inputs, weights), out);
-}
-
-at::Tensor add_autograd(const at::Tensor& x, const at::Tensor& y, double alpha) {
-  const at::Tensor* inputs[2];
-  double weights[2] = {1, 1};
-  return sum_autograd(add_call(x, y, alpha, inputs, weights),
-                      [&] { return add_operator().call(x, y, alpha); });
-}
-
-void add_out_autograd(const at::Tensor& x, const at::Tensor& y, double alpha, at::Tensor& out) {
-  const at::Tensor* inputs[2];
-  double weights[2] = {1, 1};
-  sum_out_autograd(add_call(x, y, alpha, inputs, weights), out,
-                   [&] { add_out_operator().call(x, y, alpha, out); });
-}
-
-// ---- add_n: weights[0] * tensors[0] + weights[1] * tensors[1] + ... ----
-
-// The call over a list's tensors, with weights of 1 by default.
-template <class Run>
-auto with_add_n_call(at::TensorList tensors, std::optional<at::ArrayRef<double>> weights,
-                     Run&& run) {
-  const int count = static_cast<int>(tensors.size());
-  const std::vector<double> scales =
-      weights ? weights->vec() : std::vector<double>(tensors.size(), 1.0);
-  binding::CallRules<NativeApi>::check_list(binding::kAddNWords, count,
-                                            static_cast<int>(scales.size()));
-  std::vector<const at::Tensor*> inputs;
-  for (const at::Tensor& tensor : tensors) {
-    inputs.push_back(&tensor);
+// The C++ type the dispatcher passes each argument kind as.
+template <class Kind>
+struct Native;
+template <>
+struct Native<binding::TensorKind> {
+  using Type = const at::Tensor&;
+  static int inputs(const at::Tensor& /*tensor*/) { return 1; }
+  static void gather(Gathered& call, const at::Tensor& tensor) { call.add(tensor); }
+};
+template <>
+struct Native<binding::TensorListKind> {
+  using Type = at::TensorList;
+  static int inputs(at::TensorList tensors) { return static_cast<int>(tensors.size()); }
+  static void gather(Gathered& call, at::TensorList tensors) {
+    for (const at::Tensor& tensor : tensors) {
+      call.add(tensor);
+    }
   }
-  return run(SumCall{binding::kAddNWords, inputs.data(), count, scales.data()});
-}
+};
+template <>
+struct Native<binding::FloatKind> {
+  using Type = double;
+  static int inputs(double /*number*/) { return 0; }
+  static void gather(Gathered& call, double number) { call.add(number); }
+};
+template <>
+struct Native<binding::FloatListKind> {
+  using Type = std::optional<at::ArrayRef<double>>;
+  static int inputs(const Type& /*numbers*/) { return 0; }
+  static void gather(Gathered& call, const Type& numbers) {
+    if (numbers) {
+      call.add_list(numbers->data(), static_cast<int>(numbers->size()));
+    }
+  }
+};
 
-at::Tensor add_n(at::TensorList tensors, std::optional<at::ArrayRef<double>> weights) {
-  return with_add_n_call(tensors, weights, [](const SumCall& call) { return Kernels::sum(call); });
-}
+// Every overload of one operator whose schema takes Kinds (then out, for .out): `words` is its
+// record's, through which the rules derive and check each weight.
+template <const binding::OperatorWords& kWords, class... Kinds>
+struct Entries {
+  using FunctionalSignature = at::Tensor(typename Native<Kinds>::Type...);
+  using OutSignature = void(typename Native<Kinds>::Type..., at::Tensor&);
 
-void add_n_out(at::TensorList tensors, std::optional<at::ArrayRef<double>> weights,
-               at::Tensor& out) {
-  with_add_n_call(tensors, weights, [&](const SumCall& call) {
-    Kernels::sum_out(call, out);
-    return 0;
-  });
-}
+  template <class Run>
+  static auto with_call(typename Native<Kinds>::Type... arguments, Run&& run) {
+    Gathered gathered(kWords, (Native<Kinds>::inputs(arguments) + ... + 0));
+    (Native<Kinds>::gather(gathered, arguments), ...);
+    return run(gathered.call());
+  }
 
-at::Tensor add_n_autograd(at::TensorList tensors, std::optional<at::ArrayRef<double>> weights) {
-  return with_add_n_call(tensors, weights, [&](const SumCall& call) {
-    return sum_autograd(call, [&] { return add_n_operator().call(tensors, weights); });
-  });
-}
+  static at::Tensor functional(typename Native<Kinds>::Type... arguments) {
+    return with_call(arguments..., [](const SumCall& call) { return Kernels::sum(call); });
+  }
 
-void add_n_out_autograd(at::TensorList tensors, std::optional<at::ArrayRef<double>> weights,
-                        at::Tensor& out) {
-  with_add_n_call(tensors, weights, [&](const SumCall& call) {
-    sum_out_autograd(call, out, [&] { add_n_out_operator().call(tensors, weights, out); });
-    return 0;
-  });
+  static void out(typename Native<Kinds>::Type... arguments, at::Tensor& out) {
+    with_call(arguments..., [&](const SumCall& call) {
+      Kernels::sum_out(call, out);
+      return 0;
+    });
+  }
+
+  // The Autograd kernels: the overload below Autograd, found once, under the node they record.
+  static at::Tensor functional_autograd(typename Native<Kinds>::Type... arguments) {
+    static const auto below = c10::Dispatcher::singleton()
+                                  .findSchemaOrThrow(kWords.name, "")
+                                  .template typed<FunctionalSignature>();
+    return with_call(arguments..., [&](const SumCall& call) {
+      return sum_autograd(call, [&] { return below.call(arguments...); });
+    });
+  }
+
+  static void out_autograd(typename Native<Kinds>::Type... arguments, at::Tensor& out) {
+    static const auto below = c10::Dispatcher::singleton()
+                                  .findSchemaOrThrow(kWords.name, "out")
+                                  .template typed<OutSignature>();
+    with_call(arguments..., [&](const SumCall& call) {
+      sum_out_autograd(call, out, [&] { below.call(arguments..., out); });
+      return 0;
+    });
+  }
+};
+
+// The kernel of an overload: the functional entry or the .out one, below Autograd or its
+// Autograd kernel.
+template <bool kAutograd, bool kOut, const binding::OperatorWords& kWords, class... Kinds>
+constexpr auto kernel() {
+  using Overloads = Entries<kWords, Kinds...>;
+  if constexpr (kAutograd && kOut) {
+    return &Overloads::out_autograd;
+  } else if constexpr (kAutograd) {
+    return &Overloads::functional_autograd;
+  } else if constexpr (kOut) {
+    return &Overloads::out;
+  } else {
+    return &Overloads::functional;
+  }
 }
 
 }  // namespace
 
-const c10::TypedOperatorHandle<AddSignature>& add_operator() {
-  static const auto handle =
-      c10::Dispatcher::singleton().findSchemaOrThrow("vecadd::add", "").typed<AddSignature>();
-  return handle;
-}
-
-const c10::TypedOperatorHandle<AddOutSignature>& add_out_operator() {
-  static const auto handle =
-      c10::Dispatcher::singleton().findSchemaOrThrow("vecadd::add", "out").typed<AddOutSignature>();
-  return handle;
-}
-
-const c10::TypedOperatorHandle<AddNSignature>& add_n_operator() {
-  static const auto handle =
-      c10::Dispatcher::singleton().findSchemaOrThrow("vecadd::add_n", "").typed<AddNSignature>();
-  return handle;
-}
-
-const c10::TypedOperatorHandle<AddNOutSignature>& add_n_out_operator() {
-  static const auto handle = c10::Dispatcher::singleton()
-                                 .findSchemaOrThrow("vecadd::add_n", "out")
-                                 .typed<AddNOutSignature>();
-  return handle;
-}
-
-#define VECADD_NATIVE_KERNEL(name, kernel) m.impl(name, &kernel);
-#define VECADD_NATIVE_AUTOGRAD(name, kernel) m.impl(name, &kernel##_autograd);
+#define VECADD_NATIVE_KERNEL(name, words, out, ...) \
+  m.impl(name, kernel<false, out, words, __VA_ARGS__>());
+#define VECADD_NATIVE_AUTOGRAD(name, words, out, ...) \
+  m.impl(name, kernel<true, out, words, __VA_ARGS__>());
 
 TORCH_LIBRARY_IMPL(vecadd, CPU, m){VECADD_OPERATOR_KERNELS(VECADD_NATIVE_KERNEL)}
 #if VECADD_WITH_CUDA

@@ -38,7 +38,24 @@ TEST(shapes_that_do_not_broadcast_name_both_and_the_dimension) {
   }
   CHECK(message.rfind(vecadd::kBroadcastErrorPrefix, 0) == 0);
   CHECK(message.find("x of shape [2, 3] and y of shape [4]") != std::string::npos);
-  CHECK(message.find("dimension 1 of the result: 3 vs 4") != std::string::npos);
+  CHECK(message.find("in dimension -1, x has 3 and y has 4") != std::string::npos);
+}
+
+TEST(operands_that_do_not_broadcast_are_each_named_once) {
+  std::string message;
+  const Sizes three = {3};
+  const Sizes two_by_four = {2, 4};
+  const vecadd::Operand operands[] = {shape(three), shape(three), shape(two_by_four)};
+  const char* const names[] = {"a", "b", "c"};
+  try {
+    vecadd::broadcast_shape(operands, names, 3);
+  } catch (const std::invalid_argument& error) {
+    message = error.what();
+  }
+  CHECK(message == std::string(vecadd::kBroadcastErrorPrefix) +
+                       "a of shape [3], b of shape [3] and c of shape [2, 4] cannot be broadcast "
+                       "together: in dimension -1, a has 3 and c has 4; expected sizes that are "
+                       "equal or 1 in each trailing dimension");
 }
 
 TEST(row_major_inputs_give_a_row_major_result) {

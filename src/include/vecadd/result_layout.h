@@ -11,14 +11,16 @@
 namespace vecadd {
 
 // The broadcast shape of x and y (trailing dimensions line up, a size-1 or missing
-// dimension repeats). std::invalid_argument names both shapes and the dimension when they
-// do not broadcast; its message starts with kBroadcastErrorPrefix.
+// dimension repeats). std::invalid_argument names both shapes, the innermost dimension that
+// fails (counted from the last, -1) and the sizes there when they do not broadcast; its
+// message starts with kBroadcastErrorPrefix.
 std::vector<std::int64_t> broadcast_shape(const Operand& x, const Operand& y);
 inline constexpr const char* kBroadcastErrorPrefix = "vecadd::broadcast_shape: ";
 
 // The broadcast shape of `count` operands, as a chain of additions broadcasts them: the first
-// two, then that shape with the third, and so on. The error names the operand (by `names`, or
-// "input 2" without them) that does not fit the shape before it.
+// two, then that shape with the third, and so on. The error names each operand once with its
+// shape (by `names`, or "input 2" without them), then the innermost dimension that fails and
+// the first two operands whose sizes differ there.
 std::vector<std::int64_t> broadcast_shape(const Operand* operands, const char* const* names,
                                           int count);
 
