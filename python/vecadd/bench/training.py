@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import statistics
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
@@ -16,7 +15,7 @@ import torch
 
 from .._module import VecAdd
 from .._ops import add_n
-from .timing import interleaved_samples, synchronizer
+from .timing import interleaved_samples, microseconds_per_call, synchronizer
 
 # Tokens and width of the stack: the GPU's is the size the issue's model was measured at.
 SIZES = {"cuda": (8 * 1024, 1024), "cpu": (256, 256)}
@@ -109,17 +108,10 @@ def step_milliseconds(device: torch.device, steps: int, synced: bool) -> Callabl
     """Milliseconds per step over `steps` steps: each waited for (`synced`, the wall time a
     training loop that reads its loss sees), or back to back with one wait at the end (the
     host's and the device's work overlapping, as in a loop that does not)."""
-    sync = synchronizer(device)
+    per_call, sync = microseconds_per_call(device, steps), synchronizer(device)
 
     def measure(step: Callable[[], object]) -> float:
-        sync()
-        begin = time.perf_counter()
-        for _ in range(steps):
-            step()
-            if synced:
-                sync()
-        sync()
-        return (time.perf_counter() - begin) / steps * 1e3
+        return per_call((lambda: (step(), sync())) if synced else step) / 1e3
 
     return measure
 
