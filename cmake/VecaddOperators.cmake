@@ -1,7 +1,8 @@
 # The two builds of vecadd's torch operators over the same kernels and call rules (src/binding):
 # each function defines its targets and leaves installing them to the caller.
 
-set(VECADD_BINDING_SOURCES "${PROJECT_SOURCE_DIR}/src/binding/call_rules.cpp")
+set(VECADD_BINDING_SOURCES "${PROJECT_SOURCE_DIR}/src/binding/call_rules.cpp"
+  "${PROJECT_SOURCE_DIR}/src/binding/promotion.cpp")
 # torch's full C++ API: the kernel registration for CPU (and CUDA, in the native build) and the
 # C++ Autograd kernels, compiled into the native build's vecadd._C and into each native binding
 # of the portable wheel (VecaddNativeBindings.cmake).

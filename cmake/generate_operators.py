@@ -66,13 +66,21 @@ PARSERS = {
     "float": "FloatArgument",
     "float[]?": "OptionalFloatListArgument",
 }
-# The kind each binding's generic kernel entry reads an argument type as (src/binding).
+# The kind each binding's generic kernel entry reads a schema argument as (src/binding): by its
+# type, or, for the imaginary part of a weighing argument, by that.
 KINDS = {
     "Tensor": "vecadd::binding::TensorKind",
     "Tensor[]": "vecadd::binding::TensorListKind",
     "float": "vecadd::binding::FloatKind",
     "float[]?": "vecadd::binding::FloatListKind",
+    "ScalarType?": "vecadd::binding::DTypeKind",
 }
+IMAGINARY_KINDS = {
+    "float": "vecadd::binding::ImaginaryKind",
+    "float[]?": "vecadd::binding::ImaginaryListKind",
+}
+# What the native entries pass for each schema argument that follows the record's (module.cpp).
+ENTRY_DEFAULTS = {"float": "ImaginaryDefault", "float[]?": "ImaginaryListDefault"}
 
 
 def names_array(name: str, names) -> str:
@@ -116,12 +124,21 @@ def entry(op) -> str:
         f"{op.name}({names}, out) -> Tensor\n\nLean entry to torch.ops.vecadd.{op.name} for plain "
         f"tensors; use vecadd.{op.name} instead."
     )
-    parsers = ", ".join(PARSERS[argument.type] for argument in op.arguments)
-    return f"ENTRY({op.name}, {quoted(doc)}, {parsers})"
+    parsers = [PARSERS[argument.type] for argument in op.arguments]
+    defaults = [
+        ENTRY_DEFAULTS[a.type] if a.imaginary_of else "DTypeDefault"
+        for a in op.schema_arguments[len(op.arguments) :]
+    ]
+    return f"ENTRY({op.name}, {quoted(doc)}, {', '.join(parsers + defaults)})"
+
+
+def kind(argument) -> str:
+    return (IMAGINARY_KINDS if argument.imaginary_of else KINDS)[argument.type]
 
 
 def kernel(macro_argument: str, op, registered: str, out: bool) -> str:
-    kinds = ", ".join(KINDS[argument.type] for argument in op.arguments)
+    twin = registered.startswith("_")
+    kinds = ", ".join(kind(argument) for argument in op.overload_arguments(twin=twin))
     words = f"vecadd::binding::k{camel(op.name)}Words"
     return f"{macro_argument}({quoted(registered)}, {words}, {'true' if out else 'false'}, {kinds})"
 

@@ -243,6 +243,56 @@ def compiled_matches_eager(mesh_shape, device="cpu"):
     return tuple(result.placements)
 
 
+def _compare(name, ours, theirs) -> tuple:
+    result, expected = ours(), theirs()
+    assert isinstance(result, DTensor), name
+    assert result.dtype == expected.dtype, f"{name}: {result.dtype}, torch {expected.dtype}"
+    _check_close(result.full_tensor(), expected, name)
+    return name, result.dtype, tuple(result.placements)
+
+
+def promotes_like_torch(mesh_shape, device="cpu"):
+    """DTensors of different dtypes promote as torch.add promotes them; out= of a wider dtype
+    is cast into."""
+    mesh = mesh_of(device, mesh_shape)
+    sharded = [Shard(0)] * mesh.ndim
+    x, y, w = global_inputs([(4, 6), (6,), (4, 6)], torch.float32, device)
+    half, wide = y.to(torch.bfloat16), w.to(torch.float64)
+    dx = distributed(x, mesh, sharded)
+    dhalf = distributed(half, mesh, [Replicate()] * mesh.ndim)
+    dwide = distributed(wide, mesh, sharded)
+    rows = [
+        _compare(name, ours, theirs)
+        for name, ours, theirs in [
+            ("float32 + bfloat16", lambda: vecadd.add(dx, dhalf, alpha=2), lambda: x + 2 * half),
+            ("bfloat16 + float32", lambda: vecadd.add(dhalf, dx), lambda: half + x),
+            (
+                "add_n of float32, bfloat16, float64",
+                lambda: vecadd.add_n([dx, dhalf, dwide], [1.0, -2.0, 0.5]),
+                lambda: x - 2 * half + 0.5 * wide,
+            ),
+        ]
+    ]
+    out = distributed(torch.zeros(4, 6, dtype=torch.float64, device=device), mesh, sharded)
+    assert vecadd.add(dx, dhalf, out=out) is out
+    _check_close(out.full_tensor(), (x + half).to(torch.float64), "out= of float64")
+    return rows
+
+
+def numbers_beside_dtensors(mesh_shape, device="cpu"):
+    """A Python number beside a DTensor, as torch.add takes one."""
+    mesh = mesh_of(device, mesh_shape)
+    (x,) = global_inputs([(4, 6)], torch.float32, device)
+    dx = distributed(x, mesh, [Shard(0)] * mesh.ndim)
+    return [
+        _compare(name, ours, theirs)
+        for name, ours, theirs in [
+            ("float32 + a Python float", lambda: vecadd.add(dx, 2.5), lambda: x + 2.5),
+            ("a Python int - float32", lambda: vecadd.add(3, dx, alpha=-1), lambda: 3 - x),
+        ]
+    ]
+
+
 def refusals(device="cpu"):
     """A DTensor with a plain tensor, or DTensors of two meshes: an error naming the operator
     and the argument, on every rank, with no collective left waiting."""
@@ -293,6 +343,13 @@ def every_overload(device="cpu"):
     return called
 
 
+def _with_defaults(op, arguments: tuple) -> tuple:
+    """The record's arguments followed by the schema's others at their defaults (each weight's
+    imaginary part 0, the dtype None): what the .out twin, which has no defaults, takes."""
+    rest = op.schema_arguments[len(arguments) :]
+    return (*arguments, *(0.0 if a.type == "float" else None for a in rest))
+
+
 def overloads_on_dtensors(op, arguments: tuple, mesh) -> list[str]:
     """Every overload of one record on DTensors (the full-size inputs sharded on their first
     dimension, the others replicated), called as torch.ops would be (the twins positionally,
@@ -313,7 +370,7 @@ def overloads_on_dtensors(op, arguments: tuple, mesh) -> list[str]:
         if is_out:
             out = distributed(torch.empty_like(expected), mesh, [Shard(0)] * mesh.ndim)
             if twin:
-                function(*on_mesh, out)
+                function(*_with_defaults(op, on_mesh), out)
             else:
                 function(*positional, **keywords, out=out)
             result = out

@@ -45,10 +45,16 @@ def op_error(kind: type[Exception]) -> type[Exception]:
 
 
 def make_tensor(shape, dtype, device, *, seed=0, low=None, high=None) -> torch.Tensor:
-    """Random values that are never all zero; integers span negative and positive."""
+    """Random values that are never all zero; integers span negative and positive (and wrap
+    into the narrow ones, as a cast does), complex numbers have both parts, bools are mixed."""
     generator = torch.Generator().manual_seed(seed)
-    if dtype.is_floating_point:
+    if dtype.is_floating_point or dtype.is_complex:
         values = torch.randn(shape, generator=generator, dtype=torch.float64) * 4
+        if dtype.is_complex:
+            imaginary = torch.randn(shape, generator=generator, dtype=torch.float64) * 4
+            values = torch.complex(values, imaginary)
+    elif dtype == torch.bool:
+        values = torch.randint(0, 2, shape, generator=generator, dtype=torch.int64)
     else:
         values = torch.randint(
             low if low is not None else -(2**15),

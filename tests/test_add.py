@@ -1,4 +1,5 @@
-"""vecadd.add against torch.add: dtypes, shapes, views, broadcasting and special values."""
+"""vecadd.add against torch.add: dtypes (alike and mixed), shapes, views, broadcasting and special
+values."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from helpers import assert_matches_torch_add, make_tensor
 
 ALL_DTYPES = vecadd.SUPPORTED_DTYPES
 FLOAT_DTYPES = tuple(dtype for dtype in ALL_DTYPES if dtype.is_floating_point)
-INT_DTYPES = tuple(dtype for dtype in ALL_DTYPES if not dtype.is_floating_point)
+INT_DTYPES = tuple(
+    dtype for dtype in ALL_DTYPES if not (dtype.is_floating_point or dtype.is_complex)
+)[1:]  # not bool
 
 
 def assert_same_as_torch(x, y, alpha=1, **kwargs):
@@ -98,6 +101,42 @@ def test_views_and_strides(device, dtype):
     for x, y in views:
         assert_same_as_torch(x, y)
         assert_same_as_torch(x, y, alpha=3)
+
+
+# Pairs of dtypes torch.add promotes: each input read in its own dtype and converted in the
+# kernel (tests/test_torch_add_parity.py holds every pair on plain operands).
+MIXED_PAIRS = [
+    (torch.float32, torch.bfloat16),
+    (torch.float16, torch.float32),
+    (torch.int8, torch.uint8),
+    (torch.int32, torch.float64),
+    (torch.bool, torch.int16),
+    (torch.complex64, torch.float16),
+]
+
+
+@pytest.mark.parametrize(("x_dtype", "y_dtype"), MIXED_PAIRS, ids=str)
+def test_mixed_dtypes_on_views_and_broadcasts_match_torch(device, x_dtype, y_dtype):
+    base = make_tensor((6, 40, 9), x_dtype, device, seed=44)
+    other = make_tensor((6, 40, 9), y_dtype, device, seed=45)
+    pairs = [
+        (base, other),
+        (base[:, 1:, :], other[:, :-1, :]),  # storage offsets
+        (base.transpose(0, 2), other.transpose(0, 2)),  # transposed
+        (base[::2, ::3, 1:], other[1::2, ::3, :-1]),  # steps
+        (base.flatten()[1:], other.flatten()[:-1]),  # unaligned 1-D views
+        (base, other[0, :1, :]),  # broadcast
+        (base[0, 0], other),  # a row broadcast the other way
+    ]
+    for x, y in pairs:
+        assert_same_as_torch(x, y)
+        assert_same_as_torch(y, x, alpha=3)
+        # Into out of a wider dtype: the sum cast as torch.add casts it.
+        shape = torch.broadcast_shapes(x.shape, y.shape)
+        out = torch.empty(shape, dtype=torch.complex128, device=device)
+        expected = torch.empty(shape, dtype=torch.complex128, device=device)
+        assert vecadd.add(x, y, out=out) is out
+        torch.testing.assert_close(out, torch.add(x, y, out=expected), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64])
@@ -288,18 +327,24 @@ def test_module_layer(device, dtype, shape):
 
 
 def _calls_of_every_way_in(x, y, out):
-    """Each way into the kernels succeeding, then three of them refused by the call rules."""
-    wrong_dtype = torch.zeros(4, dtype=torch.float64, device=x.device)
+    """Each way into the kernels succeeding (also with another dtype, promoted or cast into
+    out), then three of them refused by the call rules."""
+    other_dtype = torch.zeros(4, dtype=torch.float64, device=x.device)
+    unsupported = torch.zeros(4, dtype=torch.uint16, device=x.device)
+    integer_out = torch.zeros(4, dtype=torch.int32, device=x.device)
     return [
         lambda: vecadd.add(x, y),
         lambda: vecadd.add(x, y, out=out),
         lambda: torch.ops.vecadd.add(x, y),
         lambda: torch.ops.vecadd.add.out(x, y, out=out),
         lambda: torch.ops.vecadd._add_without_autograd(x, y, 2.0),
-        lambda: torch.ops.vecadd._add_out_without_autograd(x, y, 2.0, out),
-        lambda: vecadd.add(x, wrong_dtype),
-        lambda: vecadd.add(x, y, out=wrong_dtype),
-        lambda: torch.ops.vecadd._add_without_autograd(x, wrong_dtype, 1.0),
+        lambda: torch.ops.vecadd._add_out_without_autograd(x, y, 2.0, 0.0, None, out),
+        lambda: vecadd.add(x, other_dtype),
+        lambda: vecadd.add(x, y, out=other_dtype),
+        lambda: vecadd.add(x, 2.5),
+        lambda: vecadd.add(x, unsupported),
+        lambda: vecadd.add(x, y, out=integer_out),
+        lambda: torch.ops.vecadd._add_without_autograd(x, unsupported, 1.0),
     ]
 
 
@@ -317,7 +362,7 @@ def test_kernels_keep_no_reference_to_their_tensors(device):
             refusals += 1
     assert refusals == 3
     tensors = [x, y, out, *(result for result in results if isinstance(result, torch.Tensor))]
-    assert len(tensors) >= 6
+    assert len(tensors) >= 9
     references = [weakref.ref(tensor) for tensor in tensors]
     del x, y, out, results, tensors, call
     gc.collect()

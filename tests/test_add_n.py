@@ -1,6 +1,6 @@
 """vecadd.add_n, the fused weighted sum: the same function as a chain of torch.add (values,
-broadcast shape, layout, dtypes, devices, views), rounded once, differentiable, traceable, and
-refusing bad input in words."""
+broadcast shape, layout, dtypes and their promotion, devices, views), rounded once,
+differentiable, traceable, and refusing bad input in words."""
 
 from __future__ import annotations
 
@@ -16,7 +16,14 @@ import vecadd
 from helpers import OPCHECK_TESTS, make_tensor, op_error
 
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-INTEGERS = (torch.int32, torch.int64)
+INTEGERS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+COMPLEX = (torch.complex32, torch.complex64, torch.complex128)
+# The compute type of each dtype the kernels do not compute in (vecadd/_dtypes.py).
+COMPUTED_IN = {
+    torch.float16: torch.float32,
+    torch.bfloat16: torch.float32,
+    torch.complex32: torch.complex64,
+}
 
 
 def chained(tensors, weights):
@@ -28,35 +35,58 @@ def chained(tensors, weights):
 
 
 def exact_sum(tensors, weights):
-    """The weighted sum in float64 (exact for these inputs' magnitudes up to one rounding)."""
-    total = torch.zeros((), dtype=torch.float64, device=tensors[0].device)
+    """The weighted sum in complex128 (exact for these inputs' magnitudes up to one rounding)."""
+    total = torch.zeros((), dtype=torch.complex128, device=tensors[0].device)
     for tensor, weight in zip(tensors, weights, strict=True):
-        total = total + weight * tensor.double()
+        total = total + weight * tensor.to(total.device, torch.complex128)
     return total
 
 
+def _eps(dtype):
+    """One rounding of a floating or complex dtype, relative."""
+    parts = {torch.complex32: torch.float16, torch.complex64: torch.float32}
+    return torch.finfo(parts.get(dtype, torch.float64 if dtype.is_complex else dtype)).eps
+
+
 def assert_weighted_sum(result, tensors, weights):
-    """The result has the chain's shape, strides, dtype and device, and each element is the
-    exact weighted sum within the roundings of its compute type and one final rounding."""
+    """The result has the chain's shape, strides, dtype (torch's promotion) and device, and each
+    element is the exact weighted sum within the roundings of its compute type and one final
+    rounding (exact for bool and integer sums, which wrap around)."""
     like = chained(tensors, weights)
     assert result.shape == like.shape
     assert result.stride() == like.stride(), "memory layout differs from a chain of torch.add"
-    assert result.dtype == tensors[0].dtype
-    assert result.device == tensors[0].device
+    assert result.dtype == like.dtype
+    assert result.device == like.device
     dtype = result.dtype
-    if not dtype.is_floating_point:
+    if dtype == torch.bool:  # a sum of bools is "or", a weighted term "and"
+        expected = torch.zeros(like.shape, dtype=torch.bool, device=result.device)
+        for tensor, weight in zip(tensors, weights, strict=True):
+            expected = expected | (tensor.to(result.device).bool() & bool(weight))
+        assert torch.equal(result, expected)
+        return
+    if not (dtype.is_floating_point or dtype.is_complex):
         expected = torch.zeros(like.shape, dtype=torch.int64, device=result.device)
         for tensor, weight in zip(tensors, weights, strict=True):
-            expected = expected + int(weight) * tensor.long()  # wraps in int64 as the op does
+            # Each input converted to the sum's dtype first, as a chain of torch.add converts
+            # it; the sum wraps in int64 as in the narrower dtype, modulo its size.
+            expected = expected + int(weight) * tensor.to(result.device, dtype).long()
         torch.testing.assert_close(result, expected.to(dtype), rtol=0, atol=0)
         return
     exact = exact_sum(tensors, weights)
-    compute = torch.float64 if dtype == torch.float64 else torch.float32
+    compute = COMPUTED_IN.get(dtype, dtype)
     # Each of the n terms and sums rounds in compute type; then one rounding to the dtype.
-    magnitude = sum(abs(w) * t.double().abs() for t, w in zip(tensors, weights, strict=True))
-    bound = 2 * len(tensors) * torch.finfo(compute).eps * magnitude
-    bound = bound + torch.finfo(dtype).eps * exact.abs() + torch.finfo(dtype).tiny
-    error = (result.double() - exact).abs()
+    magnitude = sum(
+        abs(w) * t.to(result.device, torch.complex128).abs()
+        for t, w in zip(tensors, weights, strict=True)
+    )
+    bound = 2 * len(tensors) * _eps(compute) * magnitude
+    bound = bound + _eps(dtype) * exact.abs() + torch.finfo(torch.float16).tiny
+    for tensor, weight in zip(tensors, weights, strict=True):
+        if tensor.dtype != dtype:  # converted to the sum's dtype first: one rounding more
+            bound = (
+                bound + _eps(dtype) * abs(weight) * tensor.to(result.device, torch.complex128).abs()
+            )
+    error = (result.to(torch.complex128) - exact).abs()
     assert bool((error <= bound).all()), (
         f"error exceeds the rounding bound by {(error - bound).max()}"
     )
@@ -83,20 +113,83 @@ def inputs_for(count, dtype, device, shape=(33, 40)):
     return tensors
 
 
-@pytest.mark.parametrize("dtype", FLOATS + INTEGERS)
+@pytest.mark.parametrize("dtype", vecadd.SUPPORTED_DTYPES, ids=str)
 @pytest.mark.parametrize("count", [1, 2, 3, 4, 5, 9, 33, 40])
 def test_matches_the_weighted_sum(device, dtype, count):
     tensors = inputs_for(count, dtype, device)
     weights = [float((i % 5) - 2) for i in range(count)]
+    if dtype == torch.bool:  # bool weights for a bool sum, as torch.add takes a bool alpha
+        weights = [bool(weight) for weight in weights]
     assert_weighted_sum(vecadd.add_n(tensors, weights), tensors, weights)
-    assert_weighted_sum(vecadd.add_n(tensors), tensors, [1.0] * count)
+    assert_weighted_sum(vecadd.add_n(tensors), tensors, [1] * count)
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dtype", FLOATS + COMPLEX, ids=str)
 def test_fractional_weights(device, dtype):
     tensors = inputs_for(4, dtype, device)
     weights = [0.5, -1.25, 3.0, 1e-3]
     assert_weighted_sum(vecadd.add_n(tensors, weights), tensors, weights)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_complex_weights_for_complex_sums(device, dtype):
+    tensors = inputs_for(4, dtype, device)
+    weights = [1j, 0.5 - 2j, 3, -1.25]
+    assert_weighted_sum(vecadd.add_n(tensors, weights), tensors, weights)
+    # A complex weight makes a real tensor's term complex only where the sum is complex.
+    mixed = [tensors[0], inputs_for(1, torch.float32, device)[0]]
+    assert_weighted_sum(vecadd.add_n(mixed, [2, 1 - 1j]), mixed, [2, 1 - 1j])
+
+
+# Lists of dtypes whose chain of torch.add promotes: categories, widths, 0-dim tensors (of lower
+# category: they do not widen the sum; of higher: they do).
+MIXED = {
+    "float32, bfloat16, float64": (
+        (torch.float32, (33, 40)),
+        (torch.bfloat16, (40,)),
+        (torch.float64, (33, 1)),
+    ),
+    "float16 and bfloat16": ((torch.float16, (33, 40)), (torch.bfloat16, (33, 40))),
+    "int8, uint8, int16": ((torch.int8, (33, 40)), (torch.uint8, (40,)), (torch.int16, (33, 40))),
+    "bool, int32, float16": (
+        (torch.bool, (33, 40)),
+        (torch.int32, (40,)),
+        (torch.float16, (33, 40)),
+    ),
+    "float16 and a 0-dim float64": ((torch.float16, (33, 40)), (torch.float64, ())),
+    "int16 and a 0-dim float32": ((torch.int16, (33, 40)), (torch.float32, ())),
+    "float32 and a 0-dim complex128": ((torch.float32, (33, 40)), (torch.complex128, ())),
+    "complex32, float32, int64": (
+        (torch.complex32, (33, 40)),
+        (torch.float32, (40,)),
+        (torch.int64, (33, 1)),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(MIXED))
+def test_mixed_dtypes_promote_as_the_chain_of_torch_add(device, case):
+    tensors = [
+        make_tensor(shape, dtype, device, seed=i, low=-100, high=100)
+        for i, (dtype, shape) in enumerate(MIXED[case])
+    ]
+    floating = chained(tensors, None).dtype.is_floating_point
+    weights = [0.5, -2.0, 3.0][: len(tensors)] if floating else [1, -2, 3][: len(tensors)]
+    if chained(tensors, None).dtype.is_complex:
+        weights = [0.5, 1 - 2j, 3.0][: len(tensors)]
+    assert_weighted_sum(vecadd.add_n(tensors, weights), tensors, weights)
+    assert_weighted_sum(vecadd.add_n(tensors), tensors, [1] * len(tensors))
+
+
+def test_out_of_a_dtype_torch_casts_the_sum_to(device):
+    tensors = inputs_for(3, torch.float32, device)
+    weights = [1.0, -2.0, 0.5]
+    expected = vecadd.add_n(tensors, weights)
+    for dtype in (torch.float64, torch.float16, torch.complex64):
+        out = torch.empty(33, 40, dtype=dtype, device=device)
+        assert vecadd.add_n(tensors, weights, out=out) is out
+        # The sum in float32, then cast into out as torch casts it.
+        torch.testing.assert_close(out, expected.to(dtype), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -196,11 +289,15 @@ def test_torch_func_transforms(device):
 
 
 def test_schemas_are_the_public_contract():
+    # Each weight's imaginary part as a float (the stable ABI has no complex or Scalar), and
+    # the dtype the Python face asks for where a Python number's promotion decides it.
     assert str(torch.ops.vecadd.add_n.default._schema) == (
-        "vecadd::add_n(Tensor[] tensors, float[]? weights=None) -> Tensor"
+        "vecadd::add_n(Tensor[] tensors, float[]? weights=None, *, float[]? weights_imag=None, "
+        "ScalarType? dtype=None) -> Tensor"
     )
     assert str(torch.ops.vecadd.add_n.out._schema) == (
-        "vecadd::add_n.out(Tensor[] tensors, float[]? weights=None, *, Tensor(a!) out) -> ()"
+        "vecadd::add_n.out(Tensor[] tensors, float[]? weights=None, *, float[]? "
+        "weights_imag=None, ScalarType? dtype=None, Tensor(a!) out) -> ()"
     )
     assert torch.Tag.pt2_compliant_tag in torch.ops.vecadd.add_n.default.tags
 
@@ -275,7 +372,7 @@ def test_torch_export_round_trip(device, tmp_path):
 
 def refused_calls(device):
     def t(*shape, dtype=torch.float32, on=device):
-        return torch.ones(*shape, dtype=dtype, device=on)
+        return torch.ones(shape, dtype=dtype, device=on)
 
     return {
         "empty list": (
@@ -289,12 +386,13 @@ def refused_calls(device):
             "vecadd.add_n(): argument 'weights' has 1 value but 'tensors' has 2 tensors; "
             "expected one weight per tensor",
         ),
-        "mixed dtypes": (
-            lambda: vecadd.add_n([t(3), t(3), t(3, dtype=torch.float64)]),
+        "bfloat16 beside a complex 0-dim tensor": (
+            lambda: vecadd.add_n([t(3, dtype=torch.bfloat16), t(dtype=torch.complex64)]),
             TypeError,
-            "vecadd.add_n(): tensors[0] has dtype torch.float32 but tensors[2] has dtype "
-            "torch.float64; expected the same dtype (vecadd does not promote types: convert one, "
-            "e.g. tensors[2].to(tensors[0].dtype))",
+            "vecadd.add_n(): tensors[1] has dtype torch.complex64 beside torch.bfloat16 tensors, "
+            "which torch promotes to a complex dtype of bfloat16's range; vecadd (and torch.add) "
+            "compute in none: expected the bfloat16 tensors converted first, e.g. to "
+            "torch.float32",
         ),
         "shapes that do not broadcast": (
             lambda: vecadd.add_n([t(2, 4), t(4), t(3)]),
@@ -304,17 +402,37 @@ def refused_calls(device):
             "tensors[2] has 3; expected sizes that are equal or 1 in each trailing dimension",
         ),
         "unsupported dtype": (
-            lambda: vecadd.add_n([t(3, dtype=torch.uint8)]),
+            lambda: vecadd.add_n([t(3), t(3, dtype=torch.uint16)]),
             TypeError,
-            "vecadd.add_n(): argument 'tensors[0]' has dtype torch.uint8, which vecadd does not "
-            "support; expected torch.float16, torch.bfloat16, torch.float32, torch.float64, "
-            "torch.int32 or torch.int64",
+            "vecadd.add_n(): argument 'tensors[1]' has dtype torch.uint16, which vecadd does not "
+            "support (nor does torch.add); expected torch.bool, torch.uint8, torch.int8, "
+            "torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16, torch.float32, "
+            "torch.float64, torch.complex32, torch.complex64 or torch.complex128",
         ),
         "fractional weight for integers": (
             lambda: vecadd.add_n([t(3, dtype=torch.int64)] * 2, [1, 0.5]),
             TypeError,
             "vecadd.add_n(): argument 'weights' has 0.5 at index 1 but the tensors have dtype "
             "torch.int64; expected integral weights for integer tensors",
+        ),
+        "fractional weight for integers summed in int16": (
+            lambda: vecadd.add_n([t(3, dtype=torch.uint8), t(3, dtype=torch.int8)], [0.5, 1]),
+            TypeError,
+            "vecadd.add_n(): argument 'weights' has 0.5 at index 0 but the tensors sum in "
+            "torch.int16; expected integral weights for integer tensors",
+        ),
+        "complex weight for a real sum": (
+            lambda: vecadd.add_n([t(3), t(3)], [1, 2 + 1j]),
+            TypeError,
+            "vecadd.add_n(): argument 'weights' has (2+1j) at index 1 but the tensors have dtype "
+            "torch.float32; expected a real weight for tensors that are not complex",
+        ),
+        "bool weight for an integer sum": (
+            lambda: vecadd.add_n([t(3, dtype=torch.int64), t(3, dtype=torch.bool)], [True, 1]),
+            TypeError,
+            "vecadd.add_n(): argument 'weights[0]' is a bool (True) but the tensors sum in "
+            "torch.int64; expected a bool weight only for a bool sum, as torch takes a bool "
+            "alpha, else an int, a float or a complex number",
         ),
         "a non-tensor in the list": (
             lambda: vecadd.add_n([t(3), [1.0, 2.0, 3.0]]),
@@ -328,11 +446,19 @@ def refused_calls(device):
             "vecadd.add_n(): out has shape [3]; expected [2, 3], the broadcast shape of the "
             "tensors (vecadd does not resize out)",
         ),
-        "out of another dtype": (
-            lambda: vecadd.add_n([t(3)], out=t(3, dtype=torch.float64)),
+        "out of a dtype torch does not cast to": (
+            lambda: vecadd.add_n([t(3)], out=t(3, dtype=torch.int64)),
             TypeError,
-            "vecadd.add_n(): out has dtype torch.float64; expected torch.float32, the dtype of "
-            "the tensors",
+            "vecadd.add_n(): out has dtype torch.int64 but the sum of the tensors is "
+            "torch.float32, which torch does not cast to it (a floating-point number to an "
+            "integer); expected out of dtype torch.float32 or one it casts to",
+        ),
+        "complex sum into a real out": (
+            lambda: vecadd.add_n([t(3), t(3, dtype=torch.complex64)], out=t(3)),
+            TypeError,
+            "vecadd.add_n(): out has dtype torch.float32 but the sum of the tensors is "
+            "torch.complex64, which torch does not cast to it (a complex number to a real one); "
+            "expected out of dtype torch.complex64 or one it casts to",
         ),
     }
 
@@ -368,15 +494,40 @@ def test_mixed_devices_and_overlap_are_refused(device):
             vecadd.add_n(
                 [torch.ones(3, device="cuda"), torch.ones(3), torch.ones(3, device="cuda")]
             )
+        # A 0-dim CPU tensor joins them, as it joins a chain of torch.add.
+        tensors = [torch.ones(3, device="cuda"), torch.tensor(2.5), torch.ones(3, device="cuda")]
+        assert_weighted_sum(vecadd.add_n(tensors, [1, -2, 3]), tensors, [1, -2, 3])
 
 
 def test_weights_must_be_numbers():
-    with pytest.raises(TypeError, match=r"argument 'weights\[1\]' is a bool \(True\)"):
+    with pytest.raises(TypeError) as raised:
         vecadd.add_n([torch.ones(2)] * 2, [1.0, True])
-    with pytest.raises(
-        TypeError, match="argument 'weights' must be a list or tuple of real numbers"
-    ):
+    assert str(raised.value) == (
+        "vecadd.add_n(): argument 'weights[1]' is a bool (True) but the tensors sum in "
+        "torch.float32; expected a bool weight only for a bool sum, as torch takes a bool alpha, "
+        "else an int, a float or a complex number"
+    )
+    with pytest.raises(TypeError) as raised:
         vecadd.add_n([torch.ones(2)] * 2, 2.0)
+    assert str(raised.value) == (
+        "vecadd.add_n(): argument 'weights' must be a list or tuple of numbers or None, got float"
+    )
+    with pytest.raises(TypeError) as raised:
+        vecadd.add_n([torch.ones(2)] * 2, [1.0, "2"])
+    assert str(raised.value) == (
+        "vecadd.add_n(): argument 'weights[1]' must be a number (bool, int, float or complex), "
+        "got str"
+    )
+
+
+def test_bool_weights_for_a_bool_sum_are_and_and_or():
+    """torch.add takes a bool alpha for bool tensors: a term is kept where its weight is
+    true, and terms are or-ed."""
+    a = torch.tensor([True, False, True, False])
+    b = torch.tensor([True, True, False, False])
+    assert torch.equal(vecadd.add_n([a, b], [True, False]), torch.add(a, b, alpha=False))
+    assert torch.equal(vecadd.add_n([a, b], [False, True]), b)
+    assert torch.equal(vecadd.add_n([a, b]), torch.add(a, b))
 
 
 @pytest.mark.cuda

@@ -1,5 +1,7 @@
 """alpha at the edges of each dtype: the 16-bit floats compute with alpha in float (never
-rounded to 16 bits first), and an alpha the compute type cannot hold is an error naming it."""
+rounded to 16 bits first), an alpha the compute type cannot hold is an error naming it, and a
+bool or complex alpha is taken where torch.add takes it (a bool or complex sum) and refused in
+words where torch.add refuses it."""
 
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ def test_float_alphas_the_compute_type_holds(device, dtype, alpha):
         torch.testing.assert_close(result, expected, rtol=0, atol=0, equal_nan=True)
 
 
-@pytest.mark.parametrize("dtype", COMPUTED_IN_FLOAT32)
+@pytest.mark.parametrize("dtype", [*COMPUTED_IN_FLOAT32, torch.complex32, torch.complex64])
 @pytest.mark.parametrize("alpha", [1e300, -1e39, 2 * FLOAT32_MAX])
 def test_alpha_beyond_float32_is_refused_by_name(device, dtype, alpha):
     x = torch.ones(4, dtype=dtype, device=device)
@@ -56,6 +58,35 @@ def test_alpha_beyond_float32_is_refused_by_name(device, dtype, alpha):
         vecadd.add(x, x, alpha=alpha)
     with pytest.raises(op_error(ValueError), match=r"argument 'alpha'"):
         torch.ops.vecadd.add(x, x, alpha=alpha)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex32, torch.complex64])
+@pytest.mark.parametrize("alpha", [1e39j, 1 - 1e300j, 2 * FLOAT32_MAX * 1j])
+def test_an_imaginary_part_beyond_float32_is_refused_by_name(device, dtype, alpha):
+    x = torch.ones(4, dtype=dtype, device=device)
+    with pytest.raises(ValueError) as raised:
+        vecadd.add(x, x, alpha=alpha)
+    assert str(raised.value).startswith(f"vecadd.add(): argument 'alpha' is ({alpha.real:.0f}")
+    assert str(raised.value).endswith(
+        f"but x and y have dtype {dtype}, which compute in float32, so expected a magnitude of "
+        "at most 3.4028234663852886e+38 (or inf or nan)"
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.complex32, torch.complex64, torch.complex128])
+@pytest.mark.parametrize("alpha", [2 - 1j, 0.5j, -3, 1.25])
+def test_complex_sums_take_complex_alphas(device, dtype, alpha):
+    x = torch.complex(torch.linspace(-2, 2, 65), torch.linspace(1, -1, 65)).to(device, dtype)
+    y = torch.complex(torch.linspace(3, -1, 65), torch.linspace(-2, 2, 65)).to(device, dtype)
+    result = vecadd.add(x, y, alpha=alpha)
+    assert result.dtype == dtype
+    compute = torch.complex128 if dtype == torch.complex128 else torch.complex64
+    expected = (x.to(compute) + alpha * y.to(compute)).to(torch.complex128)
+    # The product may fuse or not: within one rounding of the compute type, then the dtype's.
+    tolerance = 2 * torch.finfo(torch.float16 if dtype == torch.complex32 else torch.float32).eps
+    torch.testing.assert_close(
+        result.to(torch.complex128), expected, rtol=tolerance, atol=tolerance
+    )
 
 
 def test_float64_takes_any_double_alpha(device):
@@ -73,11 +104,20 @@ def test_float64_takes_any_double_alpha(device):
         (torch.int64, -(2**63)),
         (torch.int64, 2.0**53),  # the largest double up to which every integer is exact
         (torch.int64, -(2.0**63)),
+        (torch.int16, 2**15 - 1),
+        (torch.int16, -(2**15)),
+        (torch.int8, 127),
+        (torch.int8, -128),
+        (torch.uint8, 255),
+        (torch.uint8, -255),  # a negative weight wraps around, as x - 255 * y does
+        (torch.bool, 7),  # any integer for a bool sum: not 0 is true
+        (torch.bool, 0),
     ],
+    ids=str,
 )
 def test_integer_alphas_at_the_edges_wrap_like_torch(device, dtype, alpha):
-    x = torch.arange(-50, 50, dtype=dtype, device=device)
-    y = torch.arange(100, 0, -1, dtype=dtype, device=device)
+    x = torch.arange(-50, 50, device=device).to(dtype)
+    y = torch.arange(100, 0, -1, device=device).to(dtype)
     assert torch.equal(vecadd.add(x, y, alpha=alpha), torch.add(x, y, alpha=int(alpha)))
 
 
@@ -99,7 +139,12 @@ def test_integer_alpha_a_float_cannot_hold_is_refused_by_name(device, alpha):
         (torch.int64, 2.0**63, "from -9223372036854775808 to 9223372036854775807"),
         (torch.int64, -(2.0**64), "from -9223372036854775808 to 9223372036854775807"),
         (torch.int64, 2**70, "from -9223372036854775808 to 9223372036854775807"),
+        (torch.int16, 2**15, "from -32768 to 32767"),
+        (torch.int8, -129, "from -128 to 127"),
+        (torch.uint8, 256, "from -255 to 255"),
+        (torch.uint8, -256, "from -255 to 255"),
     ],
+    ids=str,
 )
 def test_integer_alpha_out_of_range_is_refused_by_name(device, dtype, alpha, bounds):
     x = torch.ones(4, dtype=dtype, device=device)
@@ -108,16 +153,49 @@ def test_integer_alpha_out_of_range_is_refused_by_name(device, dtype, alpha, bou
 
 
 @pytest.mark.parametrize("alpha", [True, False])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.complex64])
 @pytest.mark.parametrize("out", [False, True], ids=["new", "out"])
 def test_a_bool_alpha_is_refused_as_torch_add_refuses_it(device, dtype, alpha, out):
-    """torch.add takes a bool alpha only for bool tensors, a dtype vecadd does not support."""
+    """torch.add takes a bool alpha only for a bool sum (tests/test_torch_add_parity.py)."""
     x = torch.ones(3, dtype=dtype, device=device)
     with pytest.raises(RuntimeError):
         torch.add(x, x, alpha=alpha)
     keyword = {"out": torch.empty_like(x)} if out else {}
-    refused = rf"argument 'alpha' is a bool \({alpha}\); expected an int"
-    with pytest.raises(TypeError, match=refused):
+    refused = (
+        f"vecadd.add(): argument 'alpha' is a bool ({alpha}) but x and y sum in {dtype}; expected "
+        "a bool weight only for a bool sum, as torch takes a bool alpha, else an int, a float or "
+        "a complex number"
+    )
+    with pytest.raises(TypeError) as raised:
         vecadd.add(x, x, alpha=alpha, **keyword)
-    with pytest.raises(TypeError, match=rf"VecAdd\(\): argument 'alpha' is a bool \({alpha}\)"):
-        vecadd.VecAdd(alpha=alpha)
+    assert str(raised.value) == refused
+    # A bool tensor beside x: the sum is still x's dtype, so the bool alpha still refused.
+    with pytest.raises(TypeError) as raised:
+        vecadd.add(x.bool(), x, alpha=alpha, **keyword)
+    assert str(raised.value) == refused
+
+
+@pytest.mark.parametrize("alpha", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_the_layer_refuses_a_bool_alpha_as_vecadd_add_does(device, dtype, alpha):
+    """VecAdd(alpha=a)(x, y) is vecadd.add(x, y, alpha=a): a bool alpha for a sum that is not
+    bool is refused in add's words, never taken as 1 or 0."""
+    x = torch.ones(3, dtype=dtype, device=device)
+    with pytest.raises(TypeError) as expected:
+        vecadd.add(x, x, alpha=alpha)
+    layer = vecadd.VecAdd(alpha=alpha)
+    with pytest.raises(TypeError) as raised:
+        layer(x, x)
+    assert str(raised.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("alpha", [True, False, 1, 0, -2])
+@pytest.mark.parametrize("out", [False, True], ids=["new", "out"])
+def test_a_bool_sum_takes_a_bool_or_int_alpha_as_torch_add_does(device, alpha, out):
+    x = torch.tensor([True, False, True, False], device=device)
+    y = torch.tensor([True, True, False, False], device=device)
+    expected = torch.add(x, y, alpha=alpha)
+    result = vecadd.add(x, y, alpha=alpha, **({"out": torch.empty_like(x)} if out else {}))
+    assert result.dtype == torch.bool
+    assert torch.equal(result, expected)
+    assert torch.equal(vecadd.VecAdd(alpha=alpha)(x, y), expected)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
 import pytest
+import torch
 
 import vecadd
 from helpers import run_vecadd_in_process
@@ -235,3 +237,41 @@ def test_cli_bench_add_n_against_the_chain_and_torch_compile(tmp_path):
 def test_cli_bench_add_n_refuses_what_it_cannot_time(arguments, fragment):
     ran = run_bench("--op", "add_n", "--device", "cpu", *SMALL, *arguments)
     assert_one_line_error(ran, fragment)
+
+
+def test_cli_bench_help_gives_every_default_and_two_examples():
+    ran = run_bench("--help")
+    assert ran.returncode == 0
+    # Each option that takes a value, with its help up to the next option or the examples.
+    described = re.findall(r"^  (--[a-z0-9-]+) [A-Z{](.*?)(?=^  -|^\S)", ran.stdout, re.M | re.S)
+    assert "--rounds" in dict(described)
+    for option, words in described:
+        assert "default" in words, f"{option} gives no default"
+    examples = ran.stdout.split("examples:", 1)[1]
+    assert "bench --device cpu\n" in examples
+    assert "bench --device cuda " in examples
+
+
+def test_cli_bench_says_which_device_and_why():
+    ran = run_bench("--device", "cpu", *SMALL, "--out", "no")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stderr.splitlines()[0] == "bench: timing on cpu, as --device asks"
+    if not torch.cuda.is_available():
+        ran = run_bench(*SMALL, "--out", "no")
+        assert ran.returncode == 0, ran.stderr
+        assert ran.stderr.splitlines()[0] == (
+            "bench: timing on cpu, as no CUDA GPU is visible here "
+            "(torch.cuda.is_available() is False)"
+        )
+
+
+def test_cli_bench_into_a_log_prints_a_line_as_each_mode_and_dtype_is_done():
+    ran = run_bench("--device", "cpu", *SMALL, "--dtypes", "float32,int64", "--mode", "chain,cold")
+    assert ran.returncode == 0, ran.stderr
+    done = [line.split(" done ")[0] for line in ran.stderr.splitlines() if " done (" in line]
+    assert done == [
+        "bench: chain float32",
+        "bench: chain int64",
+        "bench: cold float32",
+        "bench: cold int64",
+    ]

@@ -17,6 +17,7 @@ from packaging.version import Version
 import vecadd
 from helpers import major_minor, run_vecadd_in_process
 from vecadd import _loader
+from vecadd.cli.info import LINE_WIDTH, wrapped
 
 
 def run_cli(*arguments: str, **environment: str) -> subprocess.CompletedProcess:
@@ -65,12 +66,13 @@ def test_build_info_describes_this_build():
         assert info["torch_requirement"] == f"torch=={major_minor(info['torch_version'])}.*"
         assert running == Version(major_minor(info["torch_version"]))
     for library in info["cuda_libraries"]:
-        assert library["cuda_archs"], "a CUDA library must embed at least one architecture"
-        assert all(a.startswith(("sm_", "compute_")) for a in library["cuda_archs"])
+        # Each fact once: the loaded library's architectures are info["cuda_archs"] alone.
+        assert set(library) == {"cuda_version", "folder"}
     if info["with_cuda"]:
         (loaded,) = [lib for lib in info["cuda_libraries"] if lib["folder"] == info["cuda_library"]]
         assert info["cuda_version"] == loaded["cuda_version"]
-        assert info["cuda_archs"] == loaded["cuda_archs"]
+        assert info["cuda_archs"], "a CUDA library must embed at least one architecture"
+        assert all(a.startswith(("sm_", "compute_")) for a in info["cuda_archs"])
         assert info["cuda_not_loaded"] is None
     else:
         assert info["cuda_version"] is None
@@ -150,10 +152,66 @@ def test_cli_info_json():
 
 
 def test_cli_check_passes_on_every_device():
+    from vecadd._dtypes import dtype_name
+    from vecadd._operators import OPERATORS
+
     ran = run_cli("check")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert " 0 failed" in ran.stdout
-    assert "cpu  add float16" in ran.stdout
+    # Every operator in every dtype torch.add takes, mixed precision (a float32 stream and a
+    # bfloat16 branch, promoted as torch.add promotes them) and gradients: each one passed.
+    verdicts = {
+        line.strip().removeprefix("cpu").strip().rsplit(" ", 1)[0].strip(): line.split()[-1]
+        for line in ran.stdout.splitlines()
+        if line.strip().startswith("cpu ")
+    }
+    expected = [
+        f"{op.name} {case}"
+        for op in OPERATORS
+        for case in [
+            *(dtype_name(dtype) for dtype in vecadd.SUPPORTED_DTYPES),
+            "float32 + bfloat16",
+            "autograd",
+        ]
+    ]
+    assert verdicts == dict.fromkeys(expected, "ok")
+    assert f"{len(expected)} passed" in ran.stdout or torch.cuda.is_available()
+    assert max(len(line) for line in ran.stdout.splitlines()) <= LINE_WIDTH
+
+
+def test_cli_info_reads_in_one_glance():
+    """At most LINE_WIDTH characters a line, and no value said twice: the loaded CUDA library's
+    architectures once, its folder once."""
+    ran = run_cli("info")
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.splitlines()
+    assert max(len(line) for line in lines) <= LINE_WIDTH, ran.stdout
+    info = vecadd.build_info()
+    folders = ["/".join(Path(lib["folder"]).parts[-2:]) for lib in info["cuda_libraries"]]
+    for value in (*info["cuda_archs"], *folders):
+        shown = re.findall(rf"(?<![\w]){re.escape(value)}(?![\w])", ran.stdout)
+        assert len(shown) <= 1, f"{value} shown {len(shown)} times:\n{ran.stdout}"
+    if info["with_cuda"]:
+        assert ", ".join(info["cuda_archs"]) in " ".join(line[20:].strip() for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("value", "width", "expected"),
+    [
+        ("sm_75, sm_80, sm_86", 14, ["sm_75, sm_80,", "sm_86"]),
+        ("/a/long/path/libcudart.so.13", 12, ["/a/long/", "path/", "libcudart.so.13"]),
+        ("short", 100, ["short"]),
+    ],
+)
+def test_long_values_wrap_at_spaces_then_slashes(value, width, expected):
+    assert wrapped(value, width) == expected
+
+
+def test_cli_json_says_each_fact_once():
+    ran = run_cli("info", "--json")
+    document = json.loads(ran.stdout)
+    for library in document["cuda_libraries"]:
+        assert "cuda_archs" not in library
 
 
 def test_cli_paths():
@@ -218,7 +276,14 @@ def test_cuda_build_on_a_machine_without_gpu():
 def test_cli_check_without_a_gpu_says_the_cuda_kernels_went_untested():
     ran = run_cli("check", CUDA_VISIBLE_DEVICES="")
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    [note] = [line for line in ran.stdout.splitlines() if "not tested" in line]
+    # The note starts at `cuda` and wraps under the cases: its lines joined are its words.
+    lines = ran.stdout.splitlines()
+    (start,) = [index for index, line in enumerate(lines) if line.split()[:1] == ["cuda"]]
+    wrapped_lines = [lines[start]] + [
+        line for line in lines[start + 1 :] if line.startswith(" " * 10) and line.strip()
+    ]
+    note = " ".join(line.strip() for line in wrapped_lines)
+    assert "not tested" in note
     assert "no CUDA GPU is visible" in note
     assert f"built for {', '.join(vecadd.build_info()['cuda_archs'])}" in note
     assert "cpu  add float16" in ran.stdout

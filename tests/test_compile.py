@@ -60,24 +60,39 @@ def test_compiled_blocks_fuse_vecadds_operators_and_give_eager_values(name, devi
     )
 
 
+def _weights(dtype: torch.dtype) -> tuple[list, complex | float | int]:
+    """add_n's weights and add's alpha for a sum of dtype: integral for integer and bool sums,
+    fractional for floating ones, complex for complex ones."""
+    if dtype.is_complex:
+        return [0.5j, -3.0, 1.25 - 1j], 2 - 0.5j
+    if dtype.is_floating_point:
+        return [0.5, -3.0, 1.25], 2
+    return [2, -3, 1], 2
+
+
 @pytest.mark.parametrize("dtype", vecadd.SUPPORTED_DTYPES, ids=str)
 def test_the_fused_sum_computes_the_kernels_values(dtype, device):
     # A producer and a consumer around each operator, so that Inductor fuses it; broadcast
     # shapes, weights other than 1, every dtype (16-bit floats summed in float32, rounded once).
+    weights, alpha = _weights(dtype)
+
     def block(x, y, z):
-        total = (
-            vecadd.add_n([x * 1, y, z], [2, -3, 1])
-            if not dtype.is_floating_point
-            else (vecadd.add_n([x * 1, y, z], [0.5, -3.0, 1.25]))
-        )
-        return vecadd.add(total, y, alpha=2) * 1
+        total = vecadd.add_n([x * 1, y, z], weights)
+        return vecadd.add(total, y, alpha=alpha) * 1
 
     x = make_tensor((5, 1, 7), dtype, device, seed=1, low=-9, high=9)
     y = make_tensor((4, 7), dtype, device, seed=2, low=-9, high=9)
     z = make_tensor((7,), dtype, device, seed=3, low=-9, high=9)
     compiled = torch.compile(block, fullgraph=True)
     got = compiled(x, y, z)
-    assert vecadd_events(compiled, x, y, z) == []
+    if dtype.is_complex:
+        # Inductor's kernels take no complex sums: the lowering calls vecadd's (vecadd/_compile.py).
+        assert vecadd_events(compiled, x, y, z) == [
+            "vecadd::_add_n_without_autograd",
+            "vecadd::_add_without_autograd",
+        ]
+    else:
+        assert vecadd_events(compiled, x, y, z) == []
     expected = block(x, y, z)  # eager: vecadd's kernels
     assert got.dtype == expected.dtype
     assert got.shape == expected.shape
@@ -86,10 +101,48 @@ def test_the_fused_sum_computes_the_kernels_values(dtype, device):
         # under Inductor. One rounding of the largest sum here (|total| < 64) at most.
         rounding = torch.finfo(dtype).eps * 64
         torch.testing.assert_close(got, expected, atol=rounding, rtol=0)
-    elif dtype.is_floating_point:
+    elif dtype.is_floating_point or dtype.is_complex:
         torch.testing.assert_close(got, expected)
     else:
         assert torch.equal(got, expected)
+
+
+# Operands of different dtypes, 0-dim tensors and Python numbers: the fused sum converts each
+# input as the kernels do (to the sum's dtype, then its compute type).
+MIXED = {
+    "float32 + bfloat16": lambda d: (
+        make_tensor((5, 7), torch.float32, d, seed=1),
+        make_tensor((7,), torch.bfloat16, d, seed=2),
+    ),
+    "float16 + int32": lambda d: (
+        make_tensor((5, 7), torch.float16, d, seed=3),
+        make_tensor((5, 7), torch.int32, d, seed=4, low=-9, high=9),
+    ),
+    "int8 + uint8": lambda d: (
+        make_tensor((5, 7), torch.int8, d, seed=5),
+        make_tensor((5, 7), torch.uint8, d, seed=6),
+    ),
+    "bfloat16 + a 0-dim float64": lambda d: (
+        make_tensor((5, 7), torch.bfloat16, d, seed=7),
+        torch.tensor(0.3, dtype=torch.float64, device=d),
+    ),
+    "float32 + a Python float": lambda d: (make_tensor((5, 7), torch.float32, d, seed=8), 0.3),
+}
+
+
+@pytest.mark.parametrize("case", MIXED)
+def test_a_fused_sum_of_mixed_dtypes_computes_the_kernels_values(case, device):
+    x, y = MIXED[case](device)
+
+    def block(x, y):
+        return vecadd.add(x * 1, y, alpha=2) * 1
+
+    compiled = torch.compile(block, fullgraph=True)
+    got = compiled(x, y)
+    assert vecadd_events(compiled, x, y) == []
+    expected = block(x, y)  # eager: vecadd's kernels
+    assert got.dtype == expected.dtype == torch.add(x, y).dtype
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
 
 
 def test_keep_kernels_keeps_them_and_the_function_compiles_anew_across_it(device):

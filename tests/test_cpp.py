@@ -3,6 +3,7 @@ with no torch and no Python in them) build and pass under ctest."""
 
 from __future__ import annotations
 
+import platform
 import re
 import subprocess
 from pathlib import Path
@@ -17,7 +18,11 @@ pytestmark = pytest.mark.build
 
 def test_cpp_tests_pass_under_ctest(tmp_path: Path) -> None:
     defines = ["-DVECADD_PYTHON=OFF", "-DVECADD_BUILD_TESTS=ON", "-DCMAKE_BUILD_TYPE=Release"]
-    expected = {"test_plan", "test_add_cpu", "test_result_layout"}
+    expected = {"test_plan", "test_add_cpu", "test_result_layout", "test_sum_cpu"}
+    # test_sum_cpu again with each narrower instruction set of the CPU kernels (tests/cpp).
+    expected.add("test_sum_cpu_default")
+    if platform.machine() in ("x86_64", "AMD64"):
+        expected.add("test_sum_cpu_avx2")
     if torch.cuda.is_available():
         defines += ["-DVECADD_CUDA=ON", "-DCMAKE_CUDA_ARCHITECTURES=native"]
         expected.add("test_add_cuda")

@@ -114,6 +114,25 @@ def test_compiled_fullgraph_on_dtensors(two_ranks):
     assert placements == (cases.Shard(0),)
 
 
+@pytest.mark.parametrize("mesh", [(2,), (2, 2)], ids=["line", "square"])
+def test_dtensors_of_different_dtypes_promote_as_torch_add(two_ranks, four_ranks, mesh):
+    ranks = two_ranks if len(mesh) == 1 else four_ranks
+    rows = ranks.run(cases.promotes_like_torch, mesh)[0]
+    assert [(name, dtype) for name, dtype, _ in rows] == [
+        ("float32 + bfloat16", torch.float32),
+        ("bfloat16 + float32", torch.float32),
+        ("add_n of float32, bfloat16, float64", torch.float64),
+    ]
+
+
+def test_a_python_number_beside_a_dtensor_is_taken_as_torch_add_takes_it(two_ranks):
+    rows = two_ranks.run(cases.numbers_beside_dtensors, (2,))[0]
+    assert [(name, dtype, placements) for name, dtype, placements in rows] == [
+        ("float32 + a Python float", torch.float32, (cases.Shard(0),)),
+        ("a Python int - float32", torch.float32, (cases.Shard(0),)),
+    ]
+
+
 def test_mixed_calls_are_refused_naming_the_argument(four_ranks):
     messages = four_ranks.run(cases.refusals)[0]
     assert (

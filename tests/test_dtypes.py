@@ -1,4 +1,5 @@
-"""vecadd.SUPPORTED_DTYPES is the list the compiled checks enforce, for every dtype torch has."""
+"""vecadd.SUPPORTED_DTYPES is the list the compiled checks enforce, for every dtype torch has:
+every dtype torch.add takes (tests/test_torch_add_parity.py holds the two to each other)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ TORCH_DTYPES = sorted({v for v in vars(torch).values() if isinstance(v, torch.dt
 
 # How the compiled checks name the supported dtypes, a public error message.
 SUPPORTED_LISTING = (
-    "torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32 or torch.int64"
+    "torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, "
+    "torch.bfloat16, torch.float32, torch.float64, torch.complex32, torch.complex64 or "
+    "torch.complex128"
 )
 
 
@@ -59,8 +62,9 @@ def test_add_accepts_a_dtype_if_and_only_if_it_is_supported(dtype, device, argum
     if dtype in vecadd.SUPPORTED_DTYPES:
         result = vecadd.add(x, y, alpha=2)
         assert (result.dtype, result.device, result.shape) == (dtype, x.device, x.shape)
-        if device == "cpu":
-            assert torch.equal(result, torch.full((5,), 3, dtype=dtype))
+        if device == "cpu":  # compared in complex128: torch.equal takes no complex32
+            expected = torch.full((5,), 3, dtype=dtype).to(torch.complex128)
+            assert torch.equal(result.to(torch.complex128), expected)
         return
     if dtype in QUANTIZED:
         # A quantized tensor dispatches to the QuantizedCPU backend, which has no vecadd kernel.
@@ -71,4 +75,6 @@ def test_add_accepts_a_dtype_if_and_only_if_it_is_supported(dtype, device, argum
         vecadd.add(x, y)
     message = str(raised.value)
     assert f"argument '{argument}' has dtype torch." in message
-    assert message.endswith(f", which vecadd does not support; expected {SUPPORTED_LISTING}")
+    assert message.endswith(
+        f", which vecadd does not support (nor does torch.add); expected {SUPPORTED_LISTING}"
+    )

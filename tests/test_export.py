@@ -87,6 +87,62 @@ def test_decomposition_covers_the_private_twins():
     torch.testing.assert_close(decomposed.module()(x, y), Twins()(x, y), rtol=0, atol=0)
 
 
+class Mixed(torch.nn.Module):
+    """A float32 stream, a bfloat16 branch, a 0-dim float64 tensor, a Python number and an int32
+    bias: torch.add's promotion at each step."""
+
+    def forward(self, x, branch, scale, bias):
+        total = vecadd.add(x, branch)  # float32
+        total = vecadd.add_n([total, bias, scale], [1.0, 2.0, 0.5])  # float32 (scale is 0-dim)
+        return vecadd.add(total, 3.0, alpha=0.25), vecadd.add(bias, 2)  # float32, int32
+
+
+def mixed_operands(seed: int = 0):
+    return (
+        make_tensor((4, 6), torch.float32, "cpu", seed=seed),
+        make_tensor((6,), torch.bfloat16, "cpu", seed=seed + 1),
+        torch.tensor(0.75, dtype=torch.float64),
+        make_tensor((4, 1), torch.int32, "cpu", seed=seed + 2, low=-9, high=9),
+    )
+
+
+def test_a_program_of_mixed_dtypes_and_numbers_decomposes_with_eagers_dtypes_and_values():
+    operands_ = mixed_operands()
+    program = torch.export.export(Mixed(), operands_)
+    decomposed = program.run_decompositions(vecadd.decompositions())
+    not_core = [str(t) for t in called(decomposed.graph) - {operator.getitem}]
+    assert not [t for t in not_core if not t.startswith("aten.")], not_core
+    for seed in (0, 5):
+        inputs = mixed_operands(seed)
+        results, expected = decomposed.module()(*inputs), Mixed()(*inputs)
+        assert [r.dtype for r in results] == [torch.float32, torch.int32]
+        for result, eager in zip(results, expected, strict=True):
+            assert result.dtype == eager.dtype
+            # Weights whose products are exact: the kernels' values, bit for bit.
+            torch.testing.assert_close(result, eager, rtol=0, atol=0)
+
+
+def test_onnx_model_of_mixed_dtypes_casts_as_the_kernels_do():
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+
+    class Residual(torch.nn.Module):
+        def forward(self, x, branch):
+            return vecadd.add(x, branch, alpha=0.5)
+
+    x, branch = make_tensor((4, 6), torch.float32, "cpu"), make_tensor((6,), torch.float16, "cpu")
+    onnx_program = torch.onnx.export(
+        Residual(), (x, branch), dynamo=True, custom_translation_table=vecadd.onnx_translations()
+    )
+    proto = onnx_program.model_proto
+    assert "Cast" in {node.op_type for node in proto.graph.node}
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    (result,) = session.run(None, {"x": x.numpy(), "branch": branch.numpy()})
+    expected = Residual()(x, branch)
+    assert result.dtype == expected.numpy().dtype
+    torch.testing.assert_close(torch.from_numpy(result), expected)
+
+
 def test_sixteen_bit_floats_are_summed_in_float32_and_rounded_once():
     # 2048 + 1 + 1 in float16 step by step is 2048 (each 2049 rounds to even); vecadd's sum,
     # rounded once, is 2050.
@@ -121,8 +177,15 @@ def test_the_default_table_eager_calls_and_kept_kernels_keep_vecadds_kernels():
             assert names & {"vecadd::add_n", "vecadd::_add_n_without_autograd"}, (run, names)
             assert not names & {"aten::mul", "aten::_to_copy"}, (run, sorted(names))
             torch.testing.assert_close(result, model(x, y), rtol=0, atol=0)
-    with pytest.raises(TypeError, match="expected the same dtype"):
-        model(x, y.double())  # vecadd's own rules, not a decomposition's promotion
+    # Eager calls follow vecadd's own rules, not a decomposition's: torch.add's promotion...
+    promoted = model(x, y.double())
+    assert promoted.dtype == torch.float64
+    torch.testing.assert_close(promoted, model(x.double(), y.double()), rtol=0, atol=0)
+    # ...and its refusals, in its words (a decomposition would multiply by 0.1 regardless).
+    with pytest.raises(
+        TypeError, match=r"argument 'alpha' is 0\.1\d* but x and y have dtype torch.int64"
+    ):
+        model(x.long(), y.long())
 
 
 def test_a_new_record_gets_its_decomposition_and_translation_with_no_code():
@@ -147,11 +210,15 @@ def test_a_new_record_gets_its_decomposition_and_translation_with_no_code():
     ones = torch.ones(3, dtype=torch.int64)
     decomposed = _decomposition(lerp)(ones, 3 * ones, float(2**60))
     assert decomposed.tolist() == [1 + 2 * 2**60] * 3
+    # torch.onnx reads the translation's signature: the schema's arguments in order, the
+    # tensors unannotated (graph inputs), alpha a float attribute.
     parameters = inspect.signature(_onnx_translation(sub)).parameters
-    assert [(p.name, p.annotation) for p in parameters.values()] == [
-        ("x", inspect.Parameter.empty),
-        ("y", inspect.Parameter.empty),
-        ("alpha", float),
+    assert list(parameters) == [argument.name for argument in sub.schema_arguments]
+    assert list(parameters) == ["x", "y", "alpha", "alpha_imag", "dtype"]
+    assert [parameters[name].annotation for name in ("x", "y", "alpha")] == [
+        inspect.Parameter.empty,
+        inspect.Parameter.empty,
+        float,
     ]
 
 

@@ -17,8 +17,11 @@ from helpers import ROOT
 
 VECTOR_LOAD = re.compile(r"\bld\.global(?:\.nc)?(?:\.L[12]::\S+)?\.v[24]\.")
 VECTOR_STORE = re.compile(r"\bst\.global(?:\.cs)?\.v[24]\.")
-# sum_contiguous_kernel<T, kWidth, kThreads, kPacks, Index, kCaching, kCapacity>
-CONTIGUOUS = re.compile(r"sum_contiguous_kernel<[^,]+, (\d+), \d+, (\d+), \w+, [^,]+, (\d+)>\(")
+# sum_contiguous_kernel<T, kWidth, kThreads, kPacks, Index, kCaching, kCapacity, First, Rest,
+# Constant>: the inputs' element types and the constant term follow the capacity.
+CONTIGUOUS = re.compile(
+    r"sum_contiguous_kernel<[^,]+, (\d+), \d+, (\d+), \w+, [^,]+, (\d+)(?:, [^(]*)?>\("
+)
 # sum_rows_kernel<T, kWidth, Indexer, kCapacity>
 ROWS = re.compile(r"sum_rows_kernel<[^,]+, (\d+), [^,]+, (\d+)>\(")
 

@@ -27,8 +27,34 @@ def test_alpha_set_after_construction_is_checked_on_each_call(device):
     layer.alpha = 3
     torch.testing.assert_close(layer(x, y), torch.add(x, y, alpha=3))
     layer.alpha = "3"
-    with pytest.raises(TypeError, match=r"vecadd.add\(\): argument 'alpha' must be a real number"):
+    with pytest.raises(TypeError) as raised:
         layer(x, y)
+    assert str(raised.value) == (
+        "vecadd.add(): argument 'alpha' must be a number (bool, int, float or complex), got str"
+    )
+    layer.alpha = 2 - 1j  # a complex alpha: add's rules, for a real sum refused
+    with pytest.raises(TypeError, match=r"argument 'alpha' is \(2-1j\) but x and y have dtype"):
+        layer(x, y)
+    complex_y = torch.complex(y, -y)
+    torch.testing.assert_close(layer(x, complex_y), torch.add(x, complex_y, alpha=2 - 1j))
+
+
+def test_the_layer_takes_what_vecadd_add_takes(device):
+    """VecAdd(alpha=a)(x, y) is vecadd.add(x, y, alpha=a): mixed dtypes, Python numbers and a
+    complex alpha for a complex sum."""
+    x = make_tensor((5,), torch.float32, device, seed=13)
+    half = make_tensor((5,), torch.bfloat16, device, seed=14)
+    complex_y = make_tensor((5,), torch.complex64, device, seed=15)
+    layer = vecadd.VecAdd(alpha=3)
+    for y in (half, 2.5, torch.tensor(-1, dtype=torch.int64)):
+        result = layer(x, y)
+        assert result.dtype == torch.add(x, y).dtype
+        torch.testing.assert_close(result, vecadd.add(x, y, alpha=3), rtol=0, atol=0)
+    complex_layer = vecadd.VecAdd(alpha=2 - 1j)
+    assert "alpha=(2-1j)" in repr(complex_layer)
+    torch.testing.assert_close(
+        complex_layer(x, complex_y), vecadd.add(x, complex_y, alpha=2 - 1j), rtol=0, atol=0
+    )
 
 
 def test_hooks_of_the_layer_run(device):

@@ -6,16 +6,19 @@ import pytest
 import torch
 
 import vecadd
-from helpers import OPCHECK_TESTS, make_tensor
+from helpers import OPCHECK_TESTS, make_tensor, op_error
 
 
 def test_schemas_are_the_public_contract():
-    # alpha is a float in both builds: the stable ABI has no Scalar.
+    # alpha is a float in both builds, and a complex alpha's imaginary part another: the stable
+    # ABI has no Scalar. dtype: the sum's dtype where a Python number's promotion decides it.
     assert str(torch.ops.vecadd.add.default._schema) == (
-        "vecadd::add(Tensor x, Tensor y, *, float alpha=1.) -> Tensor"
+        "vecadd::add(Tensor x, Tensor y, *, float alpha=1., float alpha_imag=0., "
+        "ScalarType? dtype=None) -> Tensor"
     )
     assert str(torch.ops.vecadd.add.out._schema) == (
-        "vecadd::add.out(Tensor x, Tensor y, *, float alpha=1., Tensor(a!) out) -> ()"
+        "vecadd::add.out(Tensor x, Tensor y, *, float alpha=1., float alpha_imag=0., "
+        "ScalarType? dtype=None, Tensor(a!) out) -> ()"
     )
 
 
@@ -39,6 +42,39 @@ def test_opcheck_functional(device, x_shape, y_shape, dtype, alpha, grad):
     torch.library.opcheck(
         torch.ops.vecadd.add.default, (x, y), {"alpha": alpha}, test_utils=OPCHECK_TESTS
     )
+
+
+@pytest.mark.parametrize(
+    ("x_case", "y_case", "weights", "grad"),
+    [
+        (((3, 4), torch.float32), ((4,), torch.bfloat16), {"alpha": 2.0}, True),
+        (((3, 4), torch.float16), ((), torch.float64), {"alpha": -1.0}, True),
+        (((), torch.int64), ((5,), torch.int8), {"alpha": 3.0}, False),
+        (
+            ((2, 3), torch.complex64),
+            ((3,), torch.float32),
+            {"alpha": 2.0, "alpha_imag": -1.0},
+            True,
+        ),
+        (((4,), torch.bool), ((4,), torch.bool), {"alpha": 0.0}, False),
+        (((4,), torch.int32), ((4,), torch.float32), {"dtype": torch.float64}, True),
+    ],
+    ids=[
+        "float32+bfloat16",
+        "float16+0-dim float64",
+        "0-dim int64+int8",
+        "complex alpha",
+        "bool",
+        "dtype asked",
+    ],
+)
+def test_opcheck_promoted(device, x_case, y_case, weights, grad):
+    (x_shape, x_dtype), (y_shape, y_dtype) = x_case, y_case
+    differentiable = (x_dtype.is_floating_point or x_dtype.is_complex) and grad
+    x = make_tensor(x_shape, x_dtype, device, seed=1).requires_grad_(differentiable)
+    y = make_tensor(y_shape, y_dtype, device, seed=2)
+    y = y.requires_grad_(grad and (y_dtype.is_floating_point or y_dtype.is_complex))
+    torch.library.opcheck(torch.ops.vecadd.add.default, (x, y), weights, test_utils=OPCHECK_TESTS)
 
 
 @pytest.mark.parametrize(
@@ -93,10 +129,23 @@ def test_fake_tensor_shapes():
 
 
 def test_meta_kernel_checks_like_the_real_one():
-    with pytest.raises(TypeError, match=r"x has dtype torch.float32 but y has dtype torch.float16"):
-        torch.ops.vecadd.add(
-            torch.empty(2, device="meta"), torch.empty(2, device="meta", dtype=torch.half)
-        )
+    def call(device, y_dtype, **keywords):
+        x = torch.ones(2, device=device)
+        return torch.ops.vecadd.add(x, torch.ones(2, device=device, dtype=y_dtype), **keywords)
+
+    # A complex alpha for a sum the call asks for in float32.
+    with pytest.raises(TypeError) as fake:
+        call("meta", torch.complex64, alpha=0.5, alpha_imag=1.0, dtype=torch.float32)
+    with pytest.raises(op_error(TypeError)) as real:
+        call("cpu", torch.complex64, alpha=0.5, alpha_imag=1.0, dtype=torch.float32)
+    # The stable ABI's RuntimeError starts with the kind's name.
+    assert str(real.value).removeprefix("TypeError: ") == str(fake.value)
+    with pytest.raises(TypeError, match=r"argument 'alpha' is \(0.5\+1j\) but x and y sum in "):
+        call("meta", torch.float16, alpha=0.5, alpha_imag=1.0)
+    # Taken: promoted as torch.add promotes, or computed in the dtype the call asks for.
+    assert call("meta", torch.float16).dtype == torch.float32
+    assert call("meta", torch.float16, dtype=torch.float64).dtype == torch.float64
+    assert call("cpu", torch.float16, dtype=torch.float64).dtype == torch.float64
 
 
 def _count_graph_breaks(function, *args):
@@ -205,11 +254,25 @@ def test_opcheck_the_out_kernels_without_autograd(device):
     out = torch.empty(3, 4, device=device)
     torch.library.opcheck(
         torch.ops.vecadd._add_out_without_autograd.default,
-        (x, y, 2.0, out),
+        (x, y, 2.0, 0.0, None, out),
         test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_static"),
     )
-    torch.ops.vecadd._add_out_without_autograd(x, y, 2.0, out)
+    torch.ops.vecadd._add_out_without_autograd(x, y, 2.0, 0.0, None, out)
     torch.testing.assert_close(out, torch.add(x, y, alpha=2))
+    # Mixed dtypes into an out of another dtype, and a complex alpha for a complex sum.
+    half = y.to(torch.bfloat16)
+    wide = torch.empty(3, 4, dtype=torch.float64, device=device)
+    torch.library.opcheck(
+        torch.ops.vecadd._add_out_without_autograd.default,
+        (x, half, 2.0, 0.0, None, wide),
+        test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_static"),
+    )
+    torch.ops.vecadd._add_out_without_autograd(x, half, 2.0, 0.0, None, wide)
+    torch.testing.assert_close(wide, torch.add(x, half, alpha=2).double(), rtol=0, atol=0)
+    complex_x = torch.complex(x, -x)
+    complex_out = torch.empty(3, 4, dtype=torch.complex64, device=device)
+    torch.ops.vecadd._add_out_without_autograd(complex_x, y, 2.0, -1.0, None, complex_out)
+    torch.testing.assert_close(complex_out, torch.add(complex_x, y, alpha=2 - 1j))
 
 
 def _called_targets(graph: torch.fx.Graph) -> set[str]:

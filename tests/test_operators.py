@@ -95,6 +95,31 @@ def test_each_operator_is_its_weighted_sum(op, device):
     torch.testing.assert_close(out, expected)
 
 
+# The dtypes of each operator's inputs in turn, for a sum of mixed dtypes.
+MIXED_DTYPES = (torch.float32, torch.bfloat16, torch.float64, torch.int32, torch.float16)
+
+
+@pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
+def test_each_operator_promotes_its_inputs_as_a_chain_of_torch_add(op, device):
+    arguments = sample_arguments(op, device)
+    tensors, _ = op.terms(*arguments)
+    mixed = [t.to(MIXED_DTYPES[i % len(MIXED_DTYPES)]) for i, t in enumerate(tensors)]
+    arguments = op.with_tensors(arguments, mixed)
+    chain = mixed[0]
+    for tensor in mixed[1:]:
+        chain = torch.add(chain, tensor)
+    result = call(op, arguments)
+    assert result.dtype == chain.dtype
+    # Each input converted to the sum's dtype, the sum computed in float32 or wider.
+    expected = reference(op, op.with_tensors(arguments, [t.to(chain.dtype) for t in mixed]))
+    torch.testing.assert_close(result, expected)
+    metas = op.with_tensors(arguments, [t.to("meta") for t in mixed])
+    assert call(op, metas).dtype == chain.dtype  # the fake kernel promotes alike
+    out = torch.empty_like(expected, dtype=torch.float64)
+    assert call(op, arguments, out=out) is out
+    torch.testing.assert_close(out, result.to(torch.float64))
+
+
 @pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
 def test_each_operator_has_gradients_and_a_fake_kernel(op):
     arguments = sample_arguments(op, "cpu", requires_grad=True)
@@ -153,8 +178,13 @@ def test_each_operators_lean_way_takes_plain_calls_and_leaves_the_rest(op):
     arguments, expected = _takes_plain_calls_and_leaves_subclasses_and_bools(lean, op)
     with_grad = sample_arguments(op, "cpu", requires_grad=True)
     assert lean(*with_grad, torch.empty_like(expected)) is NotImplemented  # out= and grad: words
-    with pytest.raises(TypeError, match=r"out has dtype torch.float32"):  # the kernels' words
-        lean(*arguments, expected.to(torch.float32))
+    # out of a dtype torch casts the sum to is written; one it does not is refused in the
+    # kernels' words.
+    narrower = torch.empty_like(expected, dtype=torch.float32)
+    assert lean(*arguments, narrower) is narrower
+    torch.testing.assert_close(narrower, expected.to(torch.float32), rtol=0, atol=0)
+    with pytest.raises(TypeError, match=r"out has dtype torch.int64 but the sum of .* is "):
+        lean(*arguments, expected.to(torch.int64))
 
 
 @pytest.mark.skipif(
@@ -284,6 +314,7 @@ BAD_WEIGHTS = [
     ("beyond int64", torch.int64, 2**64, ValueError, r"expected .*from -9223372036854775808 to"),
     ("beyond float32", torch.float16, 1e39, ValueError, r"compute in float32"),
     ("a bool", torch.int64, True, TypeError, r"is a bool"),
+    ("complex", torch.float32, 2 + 1j, TypeError, r"(is|has) \(2\+1j\).*expected a real"),
 ]
 
 
@@ -326,8 +357,8 @@ def test_every_weight_of_every_operator_is_refused_by_its_name(
         call(op, arguments)
     with pytest.raises(kind, match=named):
         call(op, arguments, out=torch.empty_like(op.terms(*arguments)[0][0]))
-    if value is True:
-        return  # the dispatcher's own parser answers a bool for a float
+    if isinstance(value, (bool, complex)):
+        return  # the dispatcher's own parser answers a bool or a complex for a float
     positional, keywords = op.split(arguments)
     raised = kind if device == "meta" else op_error(kind)  # the fake kernels raise it in Python
     with pytest.raises(raised, match=rf"argument '{weight.argument}' .*{words}"):

@@ -1,7 +1,9 @@
-"""Property-based tests: random shapes, broadcast patterns, strides and dtypes against torch.add."""
+"""Property-based tests: random shapes, broadcast patterns, strides and dtypes (alike or mixed,
+promoted as torch.add promotes them) against torch.add."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,12 +19,16 @@ SETTINGS = settings(
 
 @st.composite
 def operands(draw):
-    """Two broadcastable tensors, each possibly a permuted, sliced or stepped view."""
+    """Two broadcastable tensors, each possibly a permuted, sliced or stepped view, of one dtype
+    or (half the time) of two."""
     ndim = draw(st.integers(0, 4))
     shape = draw(st.lists(st.integers(0, 6), min_size=ndim, max_size=ndim))
     dtype = draw(st.sampled_from(vecadd.SUPPORTED_DTYPES))
+    other_dtype = draw(st.sampled_from(vecadd.SUPPORTED_DTYPES)) if draw(st.booleans()) else dtype
+    if {dtype, other_dtype} == {torch.bfloat16, torch.complex32}:
+        other_dtype = dtype  # torch.add computes in no dtype for these (test_errors.py)
 
-    def operand(seed: int):
+    def operand(seed: int, dtype: torch.dtype):
         # Broadcast: drop leading dimensions and set some sizes to 1.
         keep = draw(st.integers(0, ndim))
         sizes = [
@@ -41,12 +47,47 @@ def operands(draw):
         return view
 
     seed = draw(st.integers(0, 2**16))
-    return operand(seed), operand(seed + 1), dtype
+    x, y = operand(seed, dtype), operand(seed + 1, other_dtype)
+    return x, y, torch.add(x, y).dtype  # the dtype the sum is computed in and returned as
+
+
+def _exactly(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        return tensor.to(torch.complex128)
+    return tensor.to(torch.int64)
+
+
+def _eps(dtype: torch.dtype) -> float:
+    parts = {torch.complex32: torch.float16, torch.complex64: torch.float32}
+    return torch.finfo(parts.get(dtype, torch.float64 if dtype.is_complex else dtype)).eps
 
 
 def check(device: str, x: torch.Tensor, y: torch.Tensor, alpha) -> None:
     x, y = x.to(device), y.to(device)
-    assert_matches_torch_add(vecadd.add(x, y, alpha=alpha), x, y, alpha)
+    result = vecadd.add(x, y, alpha=alpha)
+    if x.dtype == y.dtype:
+        assert_matches_torch_add(result, x, y, alpha)  # `vecadd check`'s rule
+        return
+    # Mixed: torch.add's dtype, layout and device; its values where it computes exactly (alpha
+    # 1, integer and bool sums), else within one rounding of the exact sum of the inputs as
+    # converted to the sum's dtype (as torch.add and vecadd convert them).
+    integral = not (result.dtype.is_floating_point or result.dtype.is_complex)
+    torch_alpha = int(alpha) if integral and isinstance(alpha, float) else alpha
+    expected = torch.add(x, y, alpha=torch_alpha)
+    assert (result.dtype, result.device) == (expected.dtype, expected.device)
+    assert result.shape == expected.shape
+    assert result.stride() == expected.stride()
+    if alpha == 1 or integral:
+        torch.testing.assert_close(
+            _exactly(result), _exactly(expected), rtol=0, atol=0, equal_nan=True
+        )
+        return
+    converted = [_exactly(t.to(result.dtype)) for t in (x, y)]
+    exact = converted[0] + alpha * converted[1]
+    scale = converted[0].abs() + abs(alpha) * converted[1].abs()
+    finite = exact.isfinite()
+    beyond = ((_exactly(result) - exact).abs() - _eps(result.dtype) * scale - 1e-300)[finite]
+    assert not (beyond > 0).any(), f"error exceeds one rounding by up to {beyond.max().item()}"
 
 
 @SETTINGS
@@ -60,17 +101,36 @@ def test_matches_torch_add(device, data, alpha):
 @given(data=operands(), alpha=st.floats(-4, 4, allow_nan=False, width=32))
 def test_float_alpha_within_one_rounding(device, data, alpha):
     x, y, dtype = data
-    if not dtype.is_floating_point:
+    if not (dtype.is_floating_point or dtype.is_complex):
         return
     check(device, x, y, alpha)
 
 
 @SETTINGS
-@given(data=operands())
-def test_out_matches_the_functional_result(device, data):
-    x, y, _ = data
+@given(
+    data=operands(),
+    alpha=st.complex_numbers(max_magnitude=4, allow_nan=False, allow_infinity=False, width=64),
+)
+def test_complex_alpha_within_one_rounding(device, data, alpha):
+    x, y, dtype = data
+    if not dtype.is_complex:
+        return
+    check(device, x, y, alpha)
+
+
+@SETTINGS
+@given(data=operands(), out_dtype=st.sampled_from(vecadd.SUPPORTED_DTYPES))
+def test_out_matches_the_functional_result_cast(device, data, out_dtype):
+    x, y, dtype = data
     x, y = x.to(device), y.to(device)
     expected = vecadd.add(x, y)
-    out = torch.empty_like(expected).fill_(7)
+    out = torch.empty_like(expected, dtype=out_dtype).fill_(7)
+    if not torch.can_cast(dtype, out_dtype):
+        refused = rf"out has dtype {out_dtype} but the sum of x and y is {dtype}, which torch"
+        with pytest.raises(TypeError, match=refused):
+            vecadd.add(x, y, out=out)
+        return
     assert vecadd.add(x, y, out=out) is out
-    torch.testing.assert_close(out, expected, rtol=0, atol=0, equal_nan=True)
+    torch.testing.assert_close(
+        _exactly(out), _exactly(expected.to(out_dtype)), rtol=0, atol=0, equal_nan=True
+    )

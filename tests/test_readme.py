@@ -1,7 +1,8 @@
 """The README keeps up with what it describes: its code blocks run (the Python ones on this
-machine, the command lines against the installed vecadd; the quick start is run by .ci/run
-and the CMake snippet is built by tests/test_cmake_package.py), it stays short, and it names
-the extras, the test markers and the torch that the development requirements install."""
+machine, the command lines against the installed vecadd; the quick start's lines are what
+.ci/run runs, as written, from a fresh clone, and the CMake snippet is built by
+tests/test_cmake_package.py), it stays short with the quick start first, and it names the
+extras, the test markers and the torch that the development requirements install."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
 README = (ROOT / "README.md").read_text()
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-MAX_WORDS = 1000
+MAX_WORDS = 900
+CPU_INDEX = "--index-url https://download.pytorch.org/whl/cpu"
 
 
 def code_blocks(language: str) -> list[str]:
@@ -55,11 +57,60 @@ def test_command_line_blocks_run():
         assert ran.returncode == 0, f"{line}: {ran.stderr}"
 
 
-def test_install_block_asks_for_what_exists():
-    """pip reaches PyPI, so the install block is not run here; its CPU-only torch comes from
-    the index the table of PyTorch's builds names, and its package is this project."""
-    (install,) = [b for b in code_blocks("bash") if "pip install vecadd" in b]
-    torch_line, vecadd_line = commands(install)
+def words(text: str) -> int:
+    return len(re.findall(r"\S+", text))
+
+
+def quick_start() -> list[str]:
+    section = README.split("## Quick start", 1)[1]
+    (block,) = re.findall(r"^```bash\n(.*?)^```", section, re.M | re.S)[:1]
+    return [line for line in block.splitlines() if line.strip()]
+
+
+def requirements_torch() -> str:
+    (pinned,) = re.findall(r"^torch==(\S+)$", (ROOT / "requirements-dev.txt").read_text(), re.M)
+    return pinned
+
+
+def test_the_quick_start_comes_in_the_first_third():
+    block = "\n".join(quick_start())
+    assert words(README[: README.index(block) + len(block)]) <= words(README) / 3
+
+
+def test_the_quick_start_runs_in_a_fresh_shell():
+    """Every line names the environment's programs by path: nothing relies on an activated
+    environment or on what PATH holds, and each line runs in a new shell."""
+    first, *rest = quick_start()
+    assert first == "python3 -m venv .venv"
+    assert all(line.startswith(".venv/bin/") for line in rest), rest
+
+
+def test_ci_runs_the_quick_start_as_written():
+    """.ci/run runs the README's lines themselves, read from README.md: all but the CPU-only
+    torch (CI builds the CUDA kernels, as the README says to leave it out for), then the two
+    test lines, which between them run the whole suite."""
+    listed = subprocess.run(
+        ["bash", str(ROOT / ".ci" / "run"), "--list"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert listed.returncode == 0, listed.stderr
+    ran = [line.split(": ", 1) for line in listed.stdout.splitlines()]
+    lines = quick_start()
+    cpu_torch = [line for line in lines if CPU_INDEX in line]
+    assert len(cpu_torch) == 1
+    assert ran.pop(0) == ["left out (the CPU-only torch)", cpu_torch[0]]
+    assert [line for _, line in ran] == [line for line in lines if line not in cpu_torch]
+    tests = [line for kind, line in ran if kind == "tests"]
+    assert [kind for kind, _ in ran] == ["set-up"] * (len(ran) - len(tests)) + ["tests"] * len(
+        tests
+    )
+    markers = sorted(re.search(r' -m ("not build"|build)$', line)[1] for line in tests)
+    assert markers == ['"not build"', "build"]
+
+
+def test_the_cpu_only_torch_comes_from_the_index_pytorch_names():
+    """pip cannot reach PyTorch's index from here, so those lines are not run: their index is
+    the one the table of PyTorch's builds names for the CPU-only torch, and the package named
+    for the first release is this project."""
     index = subprocess.run(
         [
             sys.executable,
@@ -70,14 +121,13 @@ def test_install_block_asks_for_what_exists():
         capture_output=True,
         text=True,
     ).stdout.strip()
-    assert torch_line == f"pip install torch --index-url {index}"
-    assert vecadd_line == f"pip install {PYPROJECT['project']['name']}"
-
-
-def test_the_quick_start_has_the_two_commands_ci_runs():
-    section = README.split("## Quick start", 1)[1]
-    (block,) = re.findall(r"^```bash\n(.*?)^```", section, re.M | re.S)[:1]
-    assert len(commands(block)) == 2
+    assert f"--index-url {index}" == CPU_INDEX
+    (line,) = [line for line in quick_start() if CPU_INDEX in line]
+    assert (
+        line.split("  #")[0] == f".venv/bin/pip install torch=={requirements_torch()} {CPU_INDEX}"
+    )
+    assert f"`pip install torch {CPU_INDEX}`" in README
+    assert f"`pip install {PYPROJECT['project']['name']}`" in README
 
 
 def test_every_extra_is_named():
@@ -93,9 +143,8 @@ def test_every_test_marker_is_explained():
 
 
 def test_the_light_cpu_torch_matches_the_development_requirements():
-    (pinned,) = re.findall(r"^torch==(\S+)$", (ROOT / "requirements-dev.txt").read_text(), re.M)
     cpu_installs = re.findall(r"pip install torch==(\S+) --index-url \S+/whl/cpu", README)
-    assert cpu_installs == [pinned], "README's CPU-only torch must be the version requirements pin"
+    assert cpu_installs == [requirements_torch()], "the CPU-only torch is the version they pin"
 
 
 def test_the_dependency_advice_is_this_minor_series():

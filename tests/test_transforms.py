@@ -83,6 +83,43 @@ def test_vecadd_add_under_torch_func_matches_torch_add(device, transform, x_shap
     assert_same(run(vecadd_add, x, y, alpha), run(torch_add, x, y, alpha))
 
 
+# Operands torch.add promotes: another dtype (y's gradient and tangent in y's dtype), a Python
+# number, a complex y with a complex alpha.
+PROMOTED = {
+    "float64 + float32": lambda x, y: (x, y.float(), -2.5),
+    "float32 + float64": lambda x, y: (x.float(), y, 2),
+    "float64 + a number": lambda x, y: (x, 1.5, -2.5),
+    "float64 + complex128": lambda x, y: (x, torch.complex(y, -y), 2 - 1j),
+}
+
+
+def promoted_transforms(add, x, y, alpha) -> list[torch.Tensor]:
+    """grad of a real loss, jvp and vmap through add, over the tensors among x and y."""
+    tensors = [t for t in (x, y) if isinstance(t, torch.Tensor)]
+
+    def call(*inputs):
+        return add(*inputs, alpha) if len(inputs) == 2 else add(inputs[0], y, alpha)
+
+    def loss(*inputs):
+        return call(*inputs).abs().pow(2).sum()
+
+    grads = func.grad(loss, argnums=tuple(range(len(tensors))))(*tensors)
+    tangents = tuple(torch.ones_like(t) for t in tensors)
+    value, tangent = func.jvp(call, tuple(tensors), tangents)
+    batched = func.vmap(lambda row: call(row, *tensors[1:]))(torch.stack([x, 2 * x]))
+    return [*grads, value, tangent, batched]
+
+
+@pytest.mark.parametrize("case", PROMOTED)
+def test_promoted_operands_under_torch_func_match_torch_add(device, case):
+    x, y, alpha = PROMOTED[case](*operands(device, *SHAPES[0]))
+    got = promoted_transforms(vecadd_add, x, y, alpha)
+    expected = promoted_transforms(torch_add, x, y, alpha)
+    for mine, theirs in zip(got, expected, strict=True):
+        assert mine.dtype == theirs.dtype
+        torch.testing.assert_close(mine, theirs)
+
+
 @pytest.mark.parametrize("transform", TRANSFORMS)
 @pytest.mark.parametrize("alpha", ALPHAS)
 def test_the_operator_under_torch_func(device, transform, alpha):

@@ -15,18 +15,27 @@ from ._operators import OPERATORS, Operator
 functorch_transforms_active = private.functorch_transforms_active
 
 
-def _gradients(needs_input_grad, grad: torch.Tensor, weights) -> tuple:
-    # A gradient of the broadcast shape is summed back to its input's shape by the autograd
-    # engine (which records each input's shape), so no shape is saved per call; built from
-    # torch ops, so it is differentiable.
-    return tuple(
-        (grad if weight == 1 else grad * weight) if needed else None
-        for needed, weight in zip(needs_input_grad, weights, strict=True)
-    )
+def _gradients(needs_input_grad, grad: torch.Tensor, weights, real=None) -> tuple:
+    # A gradient of the broadcast shape is summed back to its input's shape, and cast to its
+    # input's dtype, by the autograd engine (which records each input's shape and dtype), so
+    # neither is saved per call; built from torch ops, so it is differentiable. torch's complex
+    # gradients are conjugate-Wirtinger: conj(w) times the result's; `real`, for a complex
+    # result, says which inputs are real, whose gradient is its real part.
+    gradients = []
+    for index, (needed, weight) in enumerate(zip(needs_input_grad, weights, strict=True)):
+        if not needed:
+            gradients.append(None)
+            continue
+        gradient = grad if weight == 1 else grad * weight.conjugate()
+        if real is not None and real[index] and gradient.is_complex():
+            gradient = gradient.real
+        gradients.append(gradient)
+    return tuple(gradients)
 
 
-def _tangent(tangents, weights, shape: torch.Size) -> torch.Tensor | None:
-    # Forward mode: the sum of the weighted tangents at the result's shape, from torch ops.
+def _tangent(tangents, weights, shape: torch.Size, dtype: torch.dtype) -> torch.Tensor | None:
+    # Forward mode: the sum of the weighted tangents at the result's shape and dtype, from torch
+    # ops.
     total = None
     for tangent, weight in zip(tangents, weights, strict=True):
         if tangent is None:
@@ -35,7 +44,7 @@ def _tangent(tangents, weights, shape: torch.Size) -> torch.Tensor | None:
             total = tangent if weight == 1 else tangent * weight
         else:
             total = torch.add(total, tangent, alpha=weight)
-    return None if total is None else total.expand(shape)
+    return None if total is None else total.to(dtype).expand(shape)
 
 
 def _camel(name: str) -> str:
@@ -53,16 +62,17 @@ class OperatorSum(torch.autograd.Function):
     def forward(ctx, call, weights, *tensors):
         with private.below_autograd():
             result = call(tensors)
-        ctx.weights, ctx.shape = weights, result.shape
+        ctx.weights, ctx.shape, ctx.dtype = weights, result.shape, result.dtype
+        ctx.real = [not t.is_complex() for t in tensors] if result.is_complex() else None
         return result
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
-        return (None, None, *_gradients(ctx.needs_input_grad[2:], grad, ctx.weights))
+        return (None, None, *_gradients(ctx.needs_input_grad[2:], grad, ctx.weights, ctx.real))
 
     @staticmethod
     def jvp(ctx, _call_tangent, _weights_tangent, *tangents):
-        return _tangent(tangents, ctx.weights, ctx.shape)
+        return _tangent(tangents, ctx.weights, ctx.shape, ctx.dtype)
 
 
 class SumUnderTransforms(OperatorSum):
@@ -78,7 +88,9 @@ class SumUnderTransforms(OperatorSum):
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:
-        ctx.weights, ctx.shape = inputs[1], output.shape
+        ctx.weights, ctx.shape, ctx.dtype = inputs[1], output.shape, output.dtype
+        real = [not t.is_complex() for t in inputs[2:]]
+        ctx.real = real if output.is_complex() else None
 
 
 def _functions_of(op: Operator) -> tuple[type, type]:
@@ -175,11 +187,14 @@ class Add(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return add_without_autograd(x, y)  # the schema's alpha of 1
+        result = add_without_autograd(x, y)  # the schema's alpha of 1
+        if result.is_complex():  # a real input's gradient is then the result's real part
+            ctx.real = (not x.is_complex(), not y.is_complex())
+        return result
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
-        return _gradients(ctx.needs_input_grad, grad, (1.0, 1.0))
+        return _gradients(ctx.needs_input_grad, grad, (1.0, 1.0), getattr(ctx, "real", None))
 
 
 class AddScaled(torch.autograd.Function):
@@ -188,11 +203,15 @@ class AddScaled(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
         ctx.alpha = alpha
-        return add_without_autograd(x, y, alpha)
+        result = add_without_autograd(x, y, alpha)
+        if result.is_complex():  # as in Add
+            ctx.real = (not x.is_complex(), not y.is_complex())
+        return result
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
-        return (*_gradients(ctx.needs_input_grad[:2], grad, (1.0, ctx.alpha)), None)
+        real = getattr(ctx, "real", None)
+        return (*_gradients(ctx.needs_input_grad[:2], grad, (1.0, ctx.alpha), real), None)
 
 
 def grad_way(op: Operator, functional) -> Callable[..., torch.Tensor]:

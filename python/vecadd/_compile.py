@@ -112,13 +112,24 @@ class _InductorArithmetic:
     def dtype(self, tensor):
         return tensor.get_dtype()
 
+    def torch_dtype(self, dtype):
+        return dtype
+
+    def has_dims(self, tensor):
+        return len(tensor.get_size()) > 0
+
+    def host_number(self, tensor, device_tensor):
+        """Whether tensor is a 0-dim CPU tensor beside device_tensor's other device."""
+        device = tensor.get_device().type
+        return not tensor.get_size() and device == "cpu" != device_tensor.get_device().type
+
     def convert(self, tensor, dtype):
         return self._inductor.convert(tensor, dtype)
 
     def scale(self, tensor, weight, dtype):
         return self._inductor.mul(tensor, weight)
 
-    def add(self, total, term):
+    def add(self, total, term, dtype):
         return self._inductor.add(total, term)
 
     def copy(self, tensor):
@@ -139,17 +150,28 @@ def _lowering(op: Operator, overload, inductor: private.InductorLowerings):
 
     def lower(*args, **kwargs):
         arguments = op.arguments_of(args, kwargs)
-        tensors, weights = terms(op, arithmetic, arguments, {})
-        if not kept_scopes and not kernel_is_faster(inductor.current_node(), len(tensors)):
-            return weighted_sum(arithmetic, tensors, weights)
-        if inductor.ahead_of_time():
-            # A package run by other processes calls the public operator, the one vecadd promises.
+        tensors, weights, common = terms(op, arithmetic, arguments, {})
+        # Inductor's own kernels take neither complex sums nor CPU numbers beside GPU tensors.
+        fusible = not common.is_complex and not any(
+            arithmetic.host_number(tensor, other) for tensor in tensors for other in tensors
+        )
+        if (
+            fusible
+            and not kept_scopes
+            and not kernel_is_faster(inductor.current_node(), len(tensors))
+        ):
+            return weighted_sum(arithmetic, tensors, weights, common)
+        record, rest = arguments[: len(op.arguments)], arguments[len(op.arguments) :]
+        plain = all(value in (0.0, None) for value in rest)  # no complex weight, no dtype asked
+        if inductor.ahead_of_time() or not plain:
+            # A package run by other processes calls the public operator, the one vecadd
+            # promises; so does a call the twin cannot make (it takes the record's arguments).
             positional, keywords = op.split(arguments)
             return inductor.fallback_handler(overload, add_to_fallback_set=False)(
                 *positional, **keywords
             )
-        # The twin takes every argument positionally.
-        return inductor.fallback_handler(kernel_in_process, add_to_fallback_set=False)(*arguments)
+        # The twin takes the record's arguments, positionally.
+        return inductor.fallback_handler(kernel_in_process, add_to_fallback_set=False)(*record)
 
     lower.__name__ = f"lower_{overload._schema.name.split('::')[1]}"
     return lower

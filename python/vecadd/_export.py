@@ -19,7 +19,7 @@ from typing import Protocol
 
 import torch
 
-from ._dtypes import compute_dtype
+from ._dtypes import compute_dtype, is_integral, promoted
 from ._operators import OPERATORS, Operator
 
 ONNX_EXTRA = "vecadd[onnx]"
@@ -29,40 +29,67 @@ _ONNX_ANNOTATIONS = {"float": float, "float[]?": Sequence[float] | None}
 
 
 class _Arithmetic(Protocol):
-    """The few steps of a weighted sum, as one route writes them."""
+    """The few steps of a weighted sum, as one route writes them, and what it knows of the
+    tensors."""
 
     def dtype(self, tensor) -> torch.dtype: ...
+    def torch_dtype(self, dtype) -> torch.dtype: ...
+    def has_dims(self, tensor) -> bool: ...
+    def host_number(self, tensor, device_tensor) -> bool: ...
     def convert(self, tensor, dtype: torch.dtype): ...
-    def scale(self, tensor, weight: float | int, dtype: torch.dtype): ...
-    def add(self, total, term): ...
+    def scale(self, tensor, weight: float | int | complex, dtype: torch.dtype): ...
+    def add(self, total, term, dtype: torch.dtype): ...
     def copy(self, tensor): ...
 
 
-def terms(op: Operator, arithmetic: _Arithmetic, args, kwargs) -> tuple[list, list]:
-    """A call's tensors and their weights as the kernels take them: each derived exactly, as an
-    int, for integer tensors (1 - w for w = 2^60 is not a double's rounding of it); in double
-    for floating ones."""
-    tensors, weights = op.terms(*args, **kwargs)
-    if not arithmetic.dtype(tensors[0]).is_floating_point:
-        return op.exact_terms(*args, **kwargs)
-    return tensors, weights
+def terms(op: Operator, arithmetic: _Arithmetic, args, kwargs) -> tuple[list, list, torch.dtype]:
+    """A call's tensors, their weights as the kernels take them (each derived exactly, as an
+    int, for an integer sum: 1 - w for w = 2^60 is not a double's rounding of it; in double or
+    complex for floating ones) and the dtype the sum is computed in and returned as (the call's
+    `dtype`, or torch's promotion of the tensors as a chain of torch.add)."""
+    arguments = op.arguments_of(args, kwargs)
+    tensors, weights = op.terms(*arguments)
+    common = arguments[-1]  # the schema's last argument: the dtype asked for
+    if common is not None and not isinstance(common, torch.dtype):
+        common = arithmetic.torch_dtype(common)  # as a route spells a dtype (ONNX's enum)
+    if common is None:
+        common = promoted([(arithmetic.dtype(t), arithmetic.has_dims(t)) for t in tensors])
+    if is_integral(common):
+        _, weights = op.exact_terms(*arguments)
+        if common == torch.bool:  # a bool sum: a term is kept where its weight is not 0
+            weights = [bool(weight) for weight in weights]
+    return tensors, weights, common
 
 
-def weighted_sum(arithmetic: _Arithmetic, tensors: Sequence, weights: Sequence[float | int]):
-    """The kernels' formula (src/kernels/element_math.h): each tensor loaded into the compute
-    type, multiplied by its weight (in that type: exact ints from ``terms`` for integers), added
-    to the sum in order, the sum stored in the tensors' dtype. A weight of 1 is no
-    multiplication, as 1 * x is x exactly."""
-    dtype = arithmetic.dtype(tensors[0])
-    compute = compute_dtype(dtype)
+def reads_as_scalar(arithmetic: _Arithmetic, tensors: Sequence, index: int) -> bool:
+    """Whether the kernels read input `index` straight into the compute type, as torch.add reads
+    a scalar (src/binding/call_rules.h, read_as_scalar): in a two-input call, an input that is a
+    0-dim CPU tensor beside a tensor of another device (on a CPU every input is rounded to the
+    common dtype first)."""
+    return len(tensors) == 2 and arithmetic.host_number(tensors[index], tensors[1 - index])
+
+
+def weighted_sum(
+    arithmetic: _Arithmetic, tensors: Sequence, weights: Sequence, common: torch.dtype
+):
+    """The kernels' formula (src/kernels/element_math.h): each tensor converted to the common
+    dtype as a cast converts it (a scalar straight to the compute type) and loaded into the
+    compute type, multiplied by its weight (in that type: exact ints from ``terms`` for
+    integers, a bool for bool), added to the sum in order, the sum stored in the common dtype.
+    A weight of 1 is no multiplication, as 1 * x is x exactly."""
+    compute = compute_dtype(common)
     total = None
-    for tensor, weight in zip(tensors, weights, strict=True):
-        term = tensor if compute == dtype else arithmetic.convert(tensor, compute)
+    for index, (tensor, weight) in enumerate(zip(tensors, weights, strict=True)):
+        term, dtype = tensor, arithmetic.dtype(tensor)
+        if dtype != common and not reads_as_scalar(arithmetic, tensors, index):
+            term, dtype = arithmetic.convert(term, common), common
+        if dtype != compute:
+            term = arithmetic.convert(term, compute)
         if weight != 1:
             term = arithmetic.scale(term, weight, compute)
-        total = term if total is None else arithmetic.add(total, term)
-    if compute != dtype:
-        return arithmetic.convert(total, dtype)
+        total = term if total is None else arithmetic.add(total, term, compute)
+    if compute != common:
+        return arithmetic.convert(total, common)
     # The operators return new memory, also for one input of weight 1.
     return arithmetic.copy(total) if total is tensors[0] else total
 
@@ -78,13 +105,23 @@ class _Aten(_Arithmetic):
     def dtype(self, tensor):
         return tensor.dtype
 
+    def torch_dtype(self, dtype):
+        return dtype
+
+    def has_dims(self, tensor):
+        return tensor.dim() > 0
+
+    def host_number(self, tensor, device_tensor):
+        """Whether tensor is a 0-dim CPU tensor beside device_tensor's other device."""
+        return tensor.dim() == 0 and tensor.device.type == "cpu" != device_tensor.device.type
+
     def convert(self, tensor, dtype):
         return torch.ops.aten._to_copy.default(tensor, dtype=dtype)
 
     def scale(self, tensor, weight, dtype):
         return torch.ops.aten.mul.Tensor(tensor, weight)
 
-    def add(self, total, term):
+    def add(self, total, term, dtype):
         return torch.ops.aten.add.Tensor(total, term)
 
     def copy(self, tensor):
@@ -133,14 +170,28 @@ class _Onnx(_Arithmetic):
     def dtype(self, tensor):
         return self.to_torch(tensor.dtype)
 
+    def torch_dtype(self, dtype):
+        return self.to_torch(dtype)
+
+    def has_dims(self, tensor):
+        shape = tensor.shape
+        return shape is None or len(shape) > 0  # a rank not known: a tensor with dimensions
+
+    def host_number(self, tensor, device_tensor):
+        return False  # an ONNX graph holds no devices: each input converts to the common dtype
+
     def convert(self, tensor, dtype):
         return self.opset.Cast(tensor, to=self.from_torch(dtype))
 
     def scale(self, tensor, weight, dtype):
-        constant = self.ir.tensor(weight, dtype=self.from_torch(dtype))
-        return self.opset.Mul(tensor, self.opset.Constant(value=constant))
+        constant = self.opset.Constant(value=self.ir.tensor(weight, dtype=self.from_torch(dtype)))
+        if dtype == torch.bool:  # a weighted term of a bool sum is "and"
+            return self.opset.And(tensor, constant)
+        return self.opset.Mul(tensor, constant)
 
-    def add(self, total, term):
+    def add(self, total, term, dtype):
+        if dtype == torch.bool:  # a sum of bools is "or"
+            return self.opset.Or(total, term)
         return self.opset.Add(total, term)
 
     def copy(self, tensor):

@@ -19,11 +19,12 @@ def build_info() -> dict[str, Any]:
     ``"stable"``, the LibTorch stable ABI), why (``binding_why``), its Python entries
     (``binding_entries``: vecadd._C's file, or None where calls go through the dispatcher, and
     then why in ``binding_entries_why``) and the native bindings the build holds
-    (``native_bindings``); the CUDA libraries it holds (one per CUDA major: toolkit, folder and
-    the CUDA architectures read from the binary); which one is loaded (``cuda_version``,
-    ``cuda_archs``, ``cuda_library``; ``with_cuda`` is False when none is) and otherwise why
+    (``native_bindings``); the CUDA libraries it holds (one per CUDA major: toolkit and folder);
+    which one is loaded (``cuda_version``, ``cuda_library``, and ``cuda_archs``, the
+    architectures read from its binary; ``with_cuda`` is False when none is) and otherwise why
     not (``cuda_not_loaded``); and the CUDA runtime libraries the process has mapped
     (``cuda_runtimes``: the loaded library uses torch's runtime of its major)."""
+    # loads torch: not for path queries
     from ._loader import binding_state, cuda_state, mapped_cuda_runtimes, native_bindings
 
     loaded = cuda_state.loaded

@@ -75,11 +75,8 @@ class CudaLibrary:
         return int(self.cuda_version.split(".")[0])
 
     def describe(self) -> dict[str, object]:
-        return {
-            "cuda_version": self.cuda_version,
-            "folder": str(self.folder),
-            "cuda_archs": list(self.archs),
-        }
+        # Its architectures are build_info()'s cuda_archs once loaded: said once, not per library.
+        return {"cuda_version": self.cuda_version, "folder": str(self.folder)}
 
 
 def cuda_libraries(library_dir: Path = LIBRARY_DIR) -> list[CudaLibrary]:

@@ -29,13 +29,21 @@ EXACT_INTEGER_LIMIT = 2**53
 @dataclass(frozen=True)
 class Argument:
     name: str
-    type: str  # as a schema writes it: Tensor, Tensor[], float, float[]?
+    type: str  # as a schema writes it: Tensor, Tensor[], float, float[]?, ScalarType?
     default: str | None = None
     keyword_only: bool = False
+    # The weighing argument whose imaginary part this one carries (the schemas take complex
+    # weights as two floats: the stable ABI has no complex or Scalar arguments).
+    imaginary_of: str | None = None
 
     def declaration(self, *, with_default: bool = True) -> str:
         default = f"={self.default}" if with_default and self.default is not None else ""
         return f"{self.type} {self.name}{default}"
+
+
+# The argument every schema ends with: the dtype the sum is computed in and returned as, which
+# the Python face gives where a Python number's promotion decides it (None: the inputs').
+DTYPE = Argument("dtype", "ScalarType?", "None", keyword_only=True)
 
 
 @dataclass(frozen=True)
@@ -93,9 +101,33 @@ class Operator:
     def overload_packet(self) -> str:
         return f"vecadd::{self.name}"
 
+    @cached_property
+    def schema_arguments(self) -> tuple[Argument, ...]:
+        """The schema's arguments: the record's, then the imaginary part of each weighing
+        argument (`alpha_imag`, default 0), then `dtype`. The record's are a prefix of them."""
+        weighing = {weight.argument for weight in self.weights}
+        imaginary = tuple(
+            Argument(
+                f"{argument.name}_imag",
+                argument.type,
+                "0" if argument.type == "float" else "None",
+                keyword_only=True,
+                imaginary_of=argument.name,
+            )
+            for argument in self.arguments
+            if argument.name in weighing
+        )
+        return (*self.arguments, *imaginary, DTYPE)
+
+    def overload_arguments(self, *, twin: bool) -> tuple[Argument, ...]:
+        """The arguments of the public overloads (the schema's), or of the private twins: the
+        record's alone, since each argument the lean ways pass costs every call, and a call
+        with a complex weight or a dtype goes to the public overloads."""
+        return self.arguments if twin else self.schema_arguments
+
     def _declarations(self, *, positional: bool, defaults: bool) -> list[str]:
         words, keyword = [], False
-        for argument in self.arguments:
+        for argument in self.overload_arguments(twin=positional):
             if argument.keyword_only and not keyword and not positional:
                 words.append("*")
                 keyword = True
@@ -134,9 +166,10 @@ class Operator:
         return tuple(bound.arguments.values())
 
     def with_tensors(self, arguments: tuple, tensors) -> tuple:
-        """The call's arguments (in the record's order) with its tensors replaced, in order."""
+        """The call's arguments (in the schema's order: the record's, perhaps followed by the
+        rest) with its tensors replaced, in order."""
         tensors, replaced = list(tensors), []
-        for argument, value in zip(self.arguments, arguments, strict=True):
+        for argument, value in zip(self.schema_arguments, arguments, strict=False):
             if argument.type == "Tensor":
                 value = tensors.pop(0)
             elif argument.type == "Tensor[]":
@@ -145,8 +178,9 @@ class Operator:
         return tuple(replaced)
 
     def split(self, arguments: tuple) -> tuple[list, dict]:
-        """The arguments as the schema takes them: positional ones, then keyword-only ones."""
-        pairs = list(zip(arguments, self.arguments, strict=True))
+        """The arguments (in the schema's order: the record's, perhaps followed by the rest) as
+        the schema takes them: positional ones, then keyword-only ones."""
+        pairs = list(zip(arguments, self.schema_arguments, strict=False))
         return (
             [value for value, spec in pairs if not spec.keyword_only],
             {spec.name: value for value, spec in pairs if spec.keyword_only},
@@ -170,14 +204,27 @@ class Operator:
 
     def given_weights(self, arguments: tuple, count: int) -> list:
         """Each of the `count` inputs' weighing argument as the call gave it (`arguments` in the
-        record's order), which the rules derive its weight from and errors name: alpha for
-        sub's -alpha; None for an input of constant weight, 1.0 for a list left out."""
-        values = dict(zip((a.name for a in self.arguments), arguments, strict=True))
+        schema's order, the record's at least), which the rules derive its weight from and
+        errors name: alpha for sub's -alpha, a complex number where its imaginary part is not
+        0; None for an input of constant weight, 1.0 for a list left out."""
+        names = (a.name for a in self.schema_arguments)
+        values = dict(zip(names, arguments, strict=False))
+
+        def complex_where_imaginary(real, imaginary):
+            return real if not imaginary else complex(real, imaginary)
+
         if self.weights_list is not None:
             given = values[self.weights_list]
-            return [1.0] * count if given is None else list(given)
+            imaginary = values.get(f"{self.weights_list}_imag") or [0.0] * count
+            if given is None:
+                return [1.0] * count
+            return [complex_where_imaginary(*pair) for pair in zip(given, imaginary, strict=False)]
         return [
-            None if (weight := self.weight_of(i)) is None else values[weight.argument]
+            None
+            if (weight := self.weight_of(i)) is None
+            else complex_where_imaginary(
+                values[weight.argument], values.get(f"{weight.argument}_imag", 0.0)
+            )
             for i in range(count)
         ]
 
@@ -223,26 +270,36 @@ def _python_default(argument: Argument) -> str:
 
 
 def _terms_function(op: Operator, *, exact: bool) -> Callable[..., tuple[list, list]]:
-    """op's terms (or exact_terms) as a function of its own arguments, written from the record
-    and compiled once: a call then costs what a hand-written one would (the stable build's
-    autograd kernels call it on every call)."""
-    parameters = ", ".join(a.name + _python_default(a) for a in op.arguments)
-    number = "int({})" if exact else "{}"
+    """op's terms (or exact_terms) as a function of its schema's arguments, written from the
+    record and compiled once: a call then costs what a hand-written one would (the stable
+    build's autograd kernels call it on every call). A weight with an imaginary part other
+    than 0 is complex; exact_terms, for integer tensors, reads the real parts."""
+    parameters = ", ".join(a.name + _python_default(a) for a in op.schema_arguments)
     one = "1" if exact else "1.0"
+
+    def weight_of(weight: Weight, real: str, imaginary: str) -> str:
+        if exact:
+            return weight.expression(f"int({real})")
+        value = f"({real} if not {imaginary} else complex({real}, {imaginary}))"
+        return weight.expression(value)
+
     if op.weights_list is not None:
         (tensors,) = (a.name for a in op.arguments if a.type == "Tensor[]")
         weight, listed_weights = op.weights[0], op.weights_list
-        each = weight.expression(number.format("w"))
+        each = weight_of(weight, "w", "i")
         body = (
             f"    {tensors} = list({tensors})\n"
             f"    if {listed_weights} is None:\n"
             f"        return {tensors}, [{one}] * len({tensors})\n"
-            f"    return {tensors}, [{each} for w in {listed_weights}]\n"
+            f"    imaginary = {listed_weights}_imag or [0.0] * len({listed_weights})\n"
+            f"    return {tensors}, [{each} for w, i in zip({listed_weights}, imaginary)]\n"
         )
     else:
         tensors = [a.name for a in op.arguments if a.type == "Tensor"]
         weights = [
-            one if (w := op.weight_of(i)) is None else w.expression(number.format(w.argument))
+            one
+            if (w := op.weight_of(i)) is None
+            else weight_of(w, w.argument, f"{w.argument}_imag")
             for i in range(len(tensors))
         ]
         body = f"    return [{', '.join(tensors)}], [{', '.join(weights)}]\n"

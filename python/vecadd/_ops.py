@@ -17,6 +17,7 @@ import torch
 
 from . import _compile
 from . import _torch_private as private
+from ._dtypes import SUPPORTED_DTYPES, SUPPORTED_TEXT, NoCommonDtype, chain_result_type
 from ._fake import check_out
 from ._lean import lean_way, traced_way, untraced
 from ._library import native_module
@@ -36,18 +37,14 @@ _KINDS = {"TypeError: ": TypeError, "ValueError: ": ValueError}
 
 
 def _as_float(value: object, name: str, call: str) -> float:
-    """A weight as the float the schema takes: a real number, not a bool, that a float holds
-    exactly; errors name the call (e.g. "vecadd.add()") and the argument."""
+    """A real weight as the float the schema takes: an int a float holds exactly, a float, or a
+    bool (as 1.0 or 0.0: the rules take it for a bool sum alone, as torch does); errors name the
+    call (e.g. "vecadd.add()") and the argument."""
     if isinstance(value, float):
         return value
-    if isinstance(value, bool):
-        raise TypeError(
-            f"{call}: argument '{name}' is a bool ({value}); expected an int or a float "
-            "(torch takes a bool weight only for bool tensors, a dtype vecadd does not support)"
-        )
     if not isinstance(value, int):
         raise TypeError(
-            f"{call}: argument '{name}' must be a real number (int or float), got "
+            f"{call}: argument '{name}' must be a number (bool, int, float or complex), got "
             f"{type(value).__name__}"
         )
     try:
@@ -64,6 +61,43 @@ def _as_float(value: object, name: str, call: str) -> float:
             f"magnitude at most 2**{EXACT_INTEGER_LIMIT.bit_length() - 1}"
         )
     return converted
+
+
+def _as_weight(value: object, name: str, call: str) -> tuple[float, float]:
+    """A weight as the schema takes it: its real part as _as_float takes it, and its imaginary
+    part (0.0 but for a complex number)."""
+    if isinstance(value, complex):
+        return value.real, value.imag
+    return _as_float(value, name, call), 0.0
+
+
+# The dtype torch gives a Python number that joins tensors (a "wrapped number"), which the
+# checked way passes as a 0-dim CPU tensor of it; its promotion is torch.result_type's.
+_NUMBER_DTYPES = {
+    bool: torch.bool,
+    int: torch.int64,
+    float: torch.float64,
+    complex: torch.complex128,
+}
+_INT64 = torch.iinfo(torch.int64)
+
+
+def _as_tensor(op: Operator, value: object, name: str) -> torch.Tensor:
+    """A tensor argument, or a Python number as the 0-dim CPU tensor torch would make of it."""
+    if isinstance(value, torch.Tensor):
+        return value
+    dtype = _NUMBER_DTYPES.get(type(value))
+    if dtype is None:
+        raise TypeError(
+            f"{op.call}: argument '{name}' must be a torch.Tensor or a number (bool, int, float "
+            f"or complex), got {type(value).__name__}"
+        )
+    if dtype == torch.int64 and not _INT64.min <= value <= _INT64.max:
+        raise ValueError(
+            f"{op.call}: argument '{name}' is {value}, beyond int64; expected an int from "
+            f"{_INT64.min} to {_INT64.max}, as torch takes a Python int"
+        )
+    return torch.tensor(value, dtype=dtype)
 
 
 def _check_tensor(op: Operator, value: object, name: str) -> None:
@@ -85,13 +119,19 @@ def _named_tensors(op: Operator, arguments: tuple, out) -> list[tuple[str, torch
 
 
 def _checked(op: Operator, arguments: tuple, out: torch.Tensor | None) -> tuple:
-    """The call's arguments, in the record's order, checked and converted as the schema
-    declares each: tensors, lists of tensors, floats and optional lists of floats; out too."""
-    checked, plain = [], type(out) in (_Tensor, type(None))
+    """The call's arguments, in the schema's order, checked and converted as the schema
+    declares each: tensors (a Python number as a 0-dim CPU tensor, with the dtype its
+    promotion gives), lists of tensors, weights as floats (a complex one's imaginary part
+    after the record's arguments); out too. Only as many as the call needs: the record's
+    arguments where the rest keep their defaults."""
+    checked, plain, operands = [], type(out) in (_Tensor, type(None)), []
+    imaginary: dict[str, object] = {}
+    bools = []
     for argument, value in zip(op.arguments, arguments, strict=True):
         kind = argument.type
         if kind == "Tensor":
-            _check_tensor(op, value, argument.name)
+            operands.append(value)
+            value = _as_tensor(op, value, argument.name)
             plain = plain and type(value) is _Tensor
         elif kind == "Tensor[]":
             if isinstance(value, torch.Tensor) or not isinstance(value, (list, tuple)):
@@ -108,21 +148,70 @@ def _checked(op: Operator, arguments: tuple, out: torch.Tensor | None) -> tuple:
                     "one tensor"
                 )
             value = list(value)
+            operands += value
         elif kind == "float":
-            value = _as_float(value, argument.name, op.call)
+            if isinstance(value, bool):
+                bools.append((argument.name, value))
+            value, imaginary[argument.name] = _as_weight(value, argument.name, op.call)
         elif kind == "float[]?" and value is not None:
             if not isinstance(value, (list, tuple)):
                 raise TypeError(
-                    f"{op.call}: argument '{argument.name}' must be a list or tuple of real "
-                    f"numbers or None, got {type(value).__name__}"
+                    f"{op.call}: argument '{argument.name}' must be a list or tuple of numbers "
+                    f"or None, got {type(value).__name__}"
                 )
-            value = [_as_float(w, f"{argument.name}[{i}]", op.call) for i, w in enumerate(value)]
+            pairs = [_as_weight(w, f"{argument.name}[{i}]", op.call) for i, w in enumerate(value)]
+            bools += [(f"{argument.name}[{i}]", w) for i, w in enumerate(value) if type(w) is bool]
+            value = [real for real, _ in pairs]
+            imaginary[argument.name] = [imag for _, imag in pairs]
         checked.append(value)
     if out is not None:
         _check_tensor(op, out, "out")
+    numbers = [operand for operand in operands if not isinstance(operand, torch.Tensor)]
+    if len(numbers) == len(operands):
+        raise TypeError(
+            f"{op.call}: {op.all_inputs} are numbers; expected at least one tensor (torch "
+            "takes a Python number only beside tensors)"
+        )
+    # A number's promotion is torch.result_type's, which the rules cannot see in a 0-dim tensor.
+    try:
+        dtype = chain_result_type(operands) if numbers else None
+    except NoCommonDtype as none:
+        named, value = op.input_name(none.index), operands[none.index]
+        what = f"has dtype {none.dtype}" if isinstance(value, torch.Tensor) else f"is {value!r}"
+        raise TypeError(
+            f"{op.call}: {named} {what} beside {none.beside} tensors, which torch promotes to a "
+            "complex dtype of bfloat16's range; vecadd (and torch.add) compute in none: expected "
+            "the bfloat16 tensors converted first, e.g. to torch.float32"
+        ) from None
+    if dtype is not None and dtype not in SUPPORTED_DTYPES:
+        raise TypeError(
+            f"{op.call}: {op.all_inputs} promote to {dtype} (a Python number promotes as "
+            f"torch.result_type says), which vecadd does not support (nor does torch.add); "
+            f"expected operands that promote to {SUPPORTED_TEXT}"
+        )
+    if bools:
+        common = dtype or chain_result_type(operands)
+        if common != torch.bool:
+            name, value = bools[0]
+            raise TypeError(
+                f"{op.call}: argument '{name}' is a bool ({value}) but {op.all_inputs} sum in "
+                f"{common}; expected a bool weight only for a bool sum, as torch takes a bool "
+                "alpha, else an int, a float or a complex number"
+            )
     if not plain:  # a tensor subclass: DTensors must not be mixed with others
         check_distributed(op, _named_tensors(op, tuple(checked), out))
-    return tuple(checked)
+    complex_weights = any(
+        any(parts) if isinstance(parts, list) else parts for parts in imaginary.values()
+    )
+    if dtype is None and not complex_weights:
+        return tuple(checked)  # the common call: the rest at their defaults
+    rest = [
+        imaginary.get(a.imaginary_of, 0.0 if a.type == "float" else None)
+        if a.imaginary_of
+        else dtype
+        for a in op.schema_arguments[len(op.arguments) :]
+    ]
+    return (*checked, *rest)
 
 
 def _typed(error: RuntimeError) -> Exception:
@@ -163,7 +252,7 @@ def call(op: Operator, arguments: tuple, out: torch.Tensor | None) -> torch.Tens
             # Exported as the functional op and a copy: a graph's mutating custom op reaches
             # the ONNX and core-ATen routes only wrapped in auto_functionalized (docs/deploy.md).
             result = packet.default(*positional, **keywords)
-            check_out(op, out, op.terms(*arguments)[0][0], result.shape)
+            check_out(op, out, result.dtype, result.device, result.shape)
             out.copy_(result)
         else:
             packet.out(*positional, **keywords, out=out)
@@ -214,19 +303,22 @@ _traced_add, _traced_add_n = TRACED_WAYS["add"], TRACED_WAYS["add_n"]
 
 
 def add(
-    x: torch.Tensor,
-    y: torch.Tensor,
+    x: torch.Tensor | complex,
+    y: torch.Tensor | complex,
     *,
-    alpha: float | int = 1.0,  # a float, as the schema takes it: the cheapest to pass on
+    alpha: complex = 1.0,  # a float, as the schema takes it: the cheapest to pass on
     out: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Return ``x + alpha * y``, broadcasting ``x`` and ``y`` like :func:`torch.add`.
+    """Return ``x + alpha * y``, broadcasting and promoting ``x`` and ``y`` as :func:`torch.add`
+    does.
 
-    ``x`` and ``y`` must share a dtype (float16, bfloat16, float32, float64, int32 or
-    int64; no type promotion) and a device. ``alpha`` must be integral for integer
-    tensors. With ``out``, the result is written into it: it must already have the
-    broadcast shape, the inputs' dtype and device, and may be ``x`` or ``y`` itself but
-    must not partly overlap them. Differentiable with respect to ``x`` and ``y``.
+    ``x`` and ``y`` are tensors of any dtype torch.add takes (one may be a Python number or a
+    0-dim CPU tensor beside tensors on a GPU); the result has ``torch.result_type(x, y)``.
+    ``alpha`` is real for a real sum, complex for a complex one, a bool for a bool sum, and
+    integral for an integer sum. With ``out``, the result is cast into it: it must already have
+    the broadcast shape, a dtype the result casts to and the inputs' device, and may be ``x``
+    or ``y`` itself but must not partly overlap them. Differentiable with respect to ``x`` and
+    ``y``, each gradient in its input's dtype.
     """
     result = lean_add(x, y, alpha, out)  # NotImplemented while compile or export traces
     if result is not NotImplemented:
@@ -247,13 +339,13 @@ def add_n(
     """Return ``weights[0] * tensors[0] + weights[1] * tensors[1] + ...`` in one pass: each
     tensor is read once and the result written once.
 
-    The tensors broadcast together as a chain of :func:`torch.add` would, and must share a
-    dtype (float16, bfloat16, float32, float64, int32 or int64; no type promotion) and a device;
-    there must be at least one. ``weights`` (default: all 1) has one number per tensor, integral
-    for integer tensors; 16-bit floats compute in float32 and round once. With ``out``, the
-    result is written into it: it must already have the broadcast shape, the tensors' dtype and
-    device, and may be one of the tensors itself but must not partly overlap any. Differentiable
-    with respect to every tensor.
+    The tensors broadcast and promote together as a chain of :func:`torch.add` would (any dtype
+    torch.add takes, on one device but for 0-dim CPU tensors); there must be at least one.
+    ``weights`` (default: all 1) has one number per tensor: complex for a complex sum, integral
+    for an integer one; 16-bit floats compute in float32 and round once. With ``out``, the
+    result is cast into it: it must already have the broadcast shape, a dtype the result casts
+    to and the tensors' device, and may be one of the tensors itself but must not partly overlap
+    any. Differentiable with respect to every tensor, each gradient in its tensor's dtype.
     """
     result = _lean_add_n(tensors, weights, out)  # NotImplemented while compile or export traces
     if result is not NotImplemented:

@@ -106,7 +106,7 @@ def _out_through_functional(op: Operator, functional):
                 f"{op.call}: out is a {type(out).__name__} but {op.all_inputs} are DTensors; "
                 "expected a DTensor out (e.g. torch.distributed.tensor.empty on their mesh)"
             )
-        check_out(op, out, result, result.shape)
+        check_out(op, out, result.dtype, result.device, result.shape)
         if out.device_mesh != result.device_mesh:
             raise ValueError(
                 f"{op.call}: out is a DTensor on {out.device_mesh} but {op.all_inputs} are on "

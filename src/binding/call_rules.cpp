@@ -27,9 +27,36 @@ std::string integer_text(__int128 value) {
   return negative ? "-" + digits : digits;
 }
 
-bool byte_ranges_intersect(const void* a, const Operand& a_shape, const void* b,
-                           const Operand& b_shape, std::size_t element_size) {
-  const auto span = [element_size](const void* data, const Operand& shape) {
+const std::string& supported_dtypes_text() {
+  static const std::string text = [] {
+    std::string joined;
+    for (int i = 0; i < kDTypeCount; ++i) {
+      joined += (i == 0 ? "" : (i + 1 == kDTypeCount ? " or " : ", ")) +
+                dtype_text(static_cast<DType>(i));
+    }
+    return joined;
+  }();
+  return text;
+}
+
+std::pair<std::int64_t, std::int64_t> integer_range(DType dtype) {
+  switch (dtype) {
+    case DType::kUInt8:
+      return {-255, 255};  // as torch takes a weight for uint8: a negative one wraps around
+    case DType::kInt8:
+      return {-128, 127};
+    case DType::kInt16:
+      return {-32768, 32767};
+    case DType::kInt32:
+      return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
+    default:
+      return {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()};
+  }
+}
+
+bool byte_ranges_intersect(const void* a, const Operand& a_shape, std::size_t a_element_size,
+                           const void* b, const Operand& b_shape, std::size_t b_element_size) {
+  const auto span = [](const void* data, const Operand& shape, std::size_t element_size) {
     std::int64_t low = 0;
     std::int64_t high = 0;
     for (int d = 0; d < shape.ndim; ++d) {
@@ -40,8 +67,8 @@ bool byte_ranges_intersect(const void* a, const Operand& a_shape, const void* b,
     const auto bytes = static_cast<std::int64_t>(element_size);
     return std::pair{base + low * bytes, base + (high + 1) * bytes};
   };
-  const auto [a_first, a_last] = span(a, a_shape);
-  const auto [b_first, b_last] = span(b, b_shape);
+  const auto [a_first, a_last] = span(a, a_shape, a_element_size);
+  const auto [b_first, b_last] = span(b, b_shape, b_element_size);
   return a_first < b_last && b_first < a_last;
 }
 

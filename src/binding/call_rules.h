@@ -1,22 +1,26 @@
 // The rules every call of a vecadd operator obeys, whichever torch API a binding is written
 // against: each operator is a weighted sum of tensors, so one set of rules serves them all (the
-// checks, their order and their words, the result's shape, and the one dispatch
-// from a dtype to the kernel library's element type), each operator naming its inputs and
-// weights in its own words (OperatorWords, from python/vecadd/_operators.py); sum_kernels.h
-// runs a call that passes them. A binding supplies `Api`, a struct of static functions that
+// checks, their order and their words, torch's type promotion, the result's shape, and each
+// weight as the kernel library takes it), each operator naming its inputs and weights in its
+// own words (OperatorWords, from python/vecadd/_operators.py); sum_kernels.h runs a call that
+// passes them. A binding supplies `Api`, a struct of static functions that
 // read its tensors and raise its errors (see src/torch/native_api.h and
 // src/stable/stable_api.h); nothing here includes torch.
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "promotion.h"
 #include "vecadd/plan.h"
 #include "vecadd/result_layout.h"
 #include "vecadd/vecadd.h"
@@ -80,100 +84,76 @@ struct OperatorWords {
 // extension); whole numbers print without a fraction, as Python prints an int.
 std::string number_text(double value);
 
-// The torch dtype enumerator of each library element type. `DType` is torch's ScalarType,
-// whose enumerators the native and stable headers share.
-template <class DType, class T>
-constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, vecadd::float16>) {
-    return DType::Half;
-  } else if constexpr (std::is_same_v<T, vecadd::bfloat16>) {
-    return DType::BFloat16;
-  } else if constexpr (std::is_same_v<T, float>) {
-    return DType::Float;
-  } else if constexpr (std::is_same_v<T, double>) {
-    return DType::Double;
-  } else if constexpr (std::is_same_v<T, std::int32_t>) {
-    return DType::Int;
-  } else {
-    static_assert(std::is_same_v<T, std::int64_t>, "an element type without a torch dtype");
-    return DType::Long;
-  }
-}
-
-template <class T>
-struct ElementTag {
-  using type = T;
-};
-
-// Calls fn(ElementTag<T>{}) with T the library's element type for `dtype`; false (and no
-// call) for a dtype the library lacks.
-template <class DType, class Fn>
-bool visit_element_type(DType dtype, Fn&& fn) {
-#define VECADD_VISIT_CASE(T)           \
-  if (dtype == dtype_of<DType, T>()) { \
-    fn(ElementTag<T>{});               \
-    return true;                       \
-  }
-  VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_VISIT_CASE)
-#undef VECADD_VISIT_CASE
-  return false;
-}
-
-template <class DType>
-bool is_supported_dtype(DType dtype) {
-  return visit_element_type(dtype, [](auto) {});
-}
-
-// "torch.float16": a dtype as Python spells it (torch's own toString, found by argument-
-// dependent lookup, for the rare ones).
-template <class DType>
-std::string dtype_name(DType dtype) {
+// The library's dtype of a torch ScalarType (the native and stable enumerations share their
+// enumerators), or nothing for one vecadd does not take.
+template <class ScalarType>
+std::optional<DType> library_dtype(ScalarType dtype) {
   switch (dtype) {
-    case DType::Half:
-      return "torch.float16";
-    case DType::BFloat16:
-      return "torch.bfloat16";
-    case DType::Float:
-      return "torch.float32";
-    case DType::Double:
-      return "torch.float64";
-    case DType::Int:
-      return "torch.int32";
-    case DType::Long:
-      return "torch.int64";
-    case DType::Bool:
-      return "torch.bool";
-    case DType::Byte:
-      return "torch.uint8";
-    case DType::Char:
-      return "torch.int8";
-    case DType::Short:
-      return "torch.int16";
-    case DType::ComplexFloat:
-      return "torch.complex64";
-    case DType::ComplexDouble:
-      return "torch.complex128";
+    case ScalarType::Bool:
+      return DType::kBool;
+    case ScalarType::Byte:
+      return DType::kUInt8;
+    case ScalarType::Char:
+      return DType::kInt8;
+    case ScalarType::Short:
+      return DType::kInt16;
+    case ScalarType::Int:
+      return DType::kInt32;
+    case ScalarType::Long:
+      return DType::kInt64;
+    case ScalarType::Half:
+      return DType::kFloat16;
+    case ScalarType::BFloat16:
+      return DType::kBFloat16;
+    case ScalarType::Float:
+      return DType::kFloat32;
+    case ScalarType::Double:
+      return DType::kFloat64;
+    case ScalarType::ComplexHalf:
+      return DType::kComplex32;
+    case ScalarType::ComplexFloat:
+      return DType::kComplex64;
+    case ScalarType::ComplexDouble:
+      return DType::kComplex128;
     default:
-      return std::string("torch.") + toString(dtype);
+      return std::nullopt;
   }
 }
 
-// "torch.float16, ..., torch.int32 or torch.int64": the library's element types, in order.
-template <class DType>
-const std::string& supported_dtypes_text() {
-  static const std::string text = [] {
-    std::vector<std::string> names;
-#define VECADD_NAME_CASE(T) names.push_back(dtype_name(dtype_of<DType, T>()));
-    VECADD_FOR_EACH_ELEMENT_TYPE(VECADD_NAME_CASE)
-#undef VECADD_NAME_CASE
-    std::string joined;
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      joined += (i == 0 ? "" : (i + 1 == names.size() ? " or " : ", ")) + names[i];
-    }
-    return joined;
-  }();
-  return text;
+// The torch ScalarType of a library dtype.
+template <class ScalarType>
+ScalarType torch_dtype(DType dtype) {
+  constexpr ScalarType kTorch[] = {
+      ScalarType::Bool,         ScalarType::Byte,        ScalarType::Char,
+      ScalarType::Short,        ScalarType::Int,         ScalarType::Long,
+      ScalarType::Half,         ScalarType::BFloat16,    ScalarType::Float,
+      ScalarType::Double,       ScalarType::ComplexHalf, ScalarType::ComplexFloat,
+      ScalarType::ComplexDouble};
+  static_assert(sizeof(kTorch) / sizeof(kTorch[0]) == kDTypeCount, "a dtype without a ScalarType");
+  return kTorch[static_cast<int>(dtype)];
 }
+
+// "torch.float16": a dtype as Python spells it.
+inline std::string dtype_text(DType dtype) {
+  return std::string("torch.") + vecadd::dtype_name(dtype);
+}
+
+// A torch dtype as Python spells it, also one vecadd does not take (torch's own toString, found
+// by argument-dependent lookup, for those).
+template <class ScalarType>
+std::string torch_dtype_name(ScalarType dtype) {
+  const std::optional<DType> ours = library_dtype(dtype);
+  if (ours) {
+    return dtype_text(*ours);
+  }
+  std::string name = toString(dtype);  // "UInt16", "Float8_e4m3fn": Python's in lower case
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return "torch." + name;
+}
+
+// "torch.bool, torch.uint8, ... or torch.complex128": the library's dtypes, in order.
+const std::string& supported_dtypes_text();
 
 // A failed rule: what Python exception it becomes, and its words (empty: no failure).
 struct Problem {
@@ -184,88 +164,126 @@ struct Problem {
 // An integer's decimal digits, for the 128 bits an exact derived weight is computed in.
 std::string integer_text(__int128 value);
 
-// Input `index`'s weight for element type T, as the kernels take it (alpha_t<T>), derived from
-// `given`, the value of the argument that weighs it (sub's alpha for its weight -alpha), which
-// the words name; or the problem with it. For integer tensors the argument must be integral and
-// the weight is derived exactly, in integers (1 - w for w = 2^60 is 1 - 2^60, not a double's
-// rounding of it), and must fit T; for the types that compute in float32, within its range.
-// `dtype()` names the tensors' dtype, called only to word a failure.
-template <class T, class DTypeName>
-Problem derive_weight(const OperatorWords& words, int index, double given, const DTypeName& dtype,
-                      alpha_t<T>& weight) {
+// The smallest and largest weight an integer dtype takes: its range, but for uint8, whose
+// weights torch takes from -255 on (a negative one wraps around, as x - 2 * y does).
+std::pair<std::int64_t, std::int64_t> integer_range(DType dtype);
+
+// A weight as a call gives it: the value of the argument that weighs the input and, for a
+// complex weight, its imaginary part.
+struct Given {
+  double real = 1.0;
+  double imag = 0.0;
+};
+
+// Input `index`'s weight for a sum computed in `common`'s compute type, as the kernel library
+// takes it (vecadd::Number), derived from `given`, the value of the argument that weighs it
+// (sub's alpha for its weight -alpha), which the words name; or the problem with it. For an
+// integer or bool sum the argument must be real and integral and the weight is derived exactly,
+// in integers (1 - w for w = 2^60 is 1 - 2^60, not a double's rounding of it), and must fit the
+// dtype (bool: any integer, nonzero is true); for a floating sum it must be real; for the types
+// that compute in float32 or complex<float>, within float32's range. `have()` says what the
+// inputs sum in (" but x and y have dtype torch.int64"), called only to word a failure.
+template <class Have>
+Problem derive_weight(const OperatorWords& words, int index, Given given, DType common,
+                      const Have& have, Number& weight) {
   const WeightRule& rule = words.rule(index);
   if (rule.argument == nullptr) {
-    weight = static_cast<alpha_t<T>>(rule.offset);
+    weight = Number::of_integer(rule.offset);
     return {};
   }
   // The words are put together only for a failure: this runs on every call.
+  const auto value_text = [](double real, double imag) {
+    if (imag == 0) {
+      return number_text(real);
+    }
+    return "(" + number_text(real) + (imag < 0 || std::signbit(imag) ? "" : "+") +
+           number_text(imag) + "j)";
+  };
   const auto stated = [&](const std::string& derived) {
-    const std::string value = number_text(given);
+    const std::string value = value_text(given.real, given.imag);
     return std::string(words.call) + ": argument '" + rule.argument + "' " +
            (words.weights_listed ? "has " + value + " at index " + std::to_string(index)
                                  : "is " + value) +
            (rule.derived() ? " (" + words.input(index) + "'s weight " + derived + ")" : "");
   };
-  const auto have = [&] { return std::string(" but ") + words.all_inputs + " have dtype "; };
-  if constexpr (std::is_integral_v<T>) {
-    if (!std::isfinite(given) || given != std::trunc(given)) {
+  const auto derived_real = [&] { return rule.of(given.real); };
+  const double imag = rule.scale * given.imag;
+  if (!is_complex(common) && given.imag != 0) {
+    return {ErrorKind::kType,
+            stated(value_text(derived_real(), imag)) + have() + "; expected a real " +
+                (words.weights_listed ? std::string("weight") : std::string(rule.argument)) +
+                " for tensors that are not complex"};
+  }
+  if (is_integral(common)) {
+    if (!std::isfinite(given.real) || given.real != std::trunc(given.real)) {
       return {ErrorKind::kType,
-              stated(number_text(rule.of(given))) + have() + dtype() + "; expected " +
+              stated(number_text(derived_real())) + have() + "; expected " +
                   (words.weights_listed ? "integral weights"
                                         : std::string("an integral ") + rule.argument) +
                   " for integer tensors"};
     }
-    // Any integral double below 2^100 is exact in 128 bits, and beyond it no weight fits T.
+    // Any integral double below 2^100 is exact in 128 bits, and beyond it no weight fits.
     constexpr double kLargest = 1267650600228229401496703205376.0;  // 2^100
-    const bool representable = std::abs(given) < kLargest;
-    const __int128 exact = representable ? rule.offset + rule.scale * static_cast<__int128>(given)
-                                         : static_cast<__int128>(0);
-    const auto lowest = std::numeric_limits<T>::min();
-    const auto highest = std::numeric_limits<T>::max();
+    const bool representable = std::abs(given.real) < kLargest;
+    const __int128 exact = representable
+                               ? rule.offset + rule.scale * static_cast<__int128>(given.real)
+                               : static_cast<__int128>(0);
+    if (common == DType::kBool && representable) {
+      weight = Number::of_integer(exact != 0);
+      return {};
+    }
+    const auto [lowest, highest] = integer_range(common == DType::kBool ? DType::kInt64 : common);
     if (!representable || exact < lowest || exact > highest) {
-      const std::string derived = representable ? integer_text(exact) : number_text(rule.of(given));
-      return {ErrorKind::kValue, stated(derived) + have() + dtype() + "; expected " +
+      const std::string derived = representable ? integer_text(exact) : number_text(derived_real());
+      return {ErrorKind::kValue, stated(derived) + have() + "; expected " +
                                      (rule.derived() ? "a weight" : "an integer") + " from " +
                                      std::to_string(lowest) + " to " + std::to_string(highest)};
     }
-    weight = static_cast<T>(exact);
-  } else {
-    const double value = rule.of(given);
-    if constexpr (std::is_same_v<vecadd::alpha_t<T>, float>) {
-      const double largest = std::numeric_limits<float>::max();
-      if (std::isfinite(value) && std::abs(value) > largest) {
-        return {ErrorKind::kValue,
-                stated(number_text(value)) + ", which " + dtype() +
-                    " tensors cannot use: they compute in float32, so expected a magnitude of "
-                    "at most " +
-                    number_text(largest) + " (or inf or nan)"};
-      }
-    }
-    weight = static_cast<alpha_t<T>>(value);
+    weight = Number::of_integer(static_cast<std::int64_t>(exact));
+    return {};
   }
+  const double real = derived_real();
+  if (compute_dtype(common) == DType::kFloat32 || compute_dtype(common) == DType::kComplex64) {
+    const double largest = std::numeric_limits<float>::max();
+    if ((std::isfinite(real) && std::abs(real) > largest) ||
+        (std::isfinite(imag) && std::abs(imag) > largest)) {
+      return {ErrorKind::kValue,
+              stated(value_text(real, imag)) + have() +
+                  ", which compute in float32, so expected a magnitude of at most " +
+                  number_text(largest) + " (or inf or nan)"};
+    }
+  }
+  weight = Number::of_real(real, imag);
   return {};
 }
 
 // Whether two arrays' byte ranges [first, last) intersect.
-bool byte_ranges_intersect(const void* a, const Operand& a_shape, const void* b,
-                           const Operand& b_shape, std::size_t element_size);
+bool byte_ranges_intersect(const void* a, const Operand& a_shape, std::size_t a_element_size,
+                           const void* b, const Operand& b_shape, std::size_t b_element_size);
 
 // Whether some element of an array shares memory with another (a repeated dimension).
 bool has_repeated_elements(const Operand& shape);
 
 // One call of a weighted-sum operator as the rules see it: its words, its inputs (pointers to a
-// binding's tensors) and, for each input, the value of the argument that weighs it as the call
-// gave it (sub's alpha, not -alpha; ignored for an input of constant weight), from which the
-// rules derive each weight for the tensors' dtype.
+// binding's tensors), for each input the value of the argument that weighs it as the call gave
+// it (sub's alpha, not -alpha; ignored for an input of constant weight), from which the rules
+// derive each weight for the sum's dtype, and the dtype the call asks for (nothing: torch's
+// promotion of the inputs decides).
 template <class Tensor>
 struct SumCall {
   const OperatorWords& words;
   const Tensor* const* inputs;
   int count;
-  const double* given;
+  const Given* given;
+  std::optional<DType> dtype;
 
-  // Input `index`'s weight for floating tensors (autograd's), in double.
-  double weight(int index) const { return words.rule(index).of(given[index]); }
+  // Input `index`'s weight for floating tensors (autograd's), in double: its real part.
+  double weight(int index) const { return words.rule(index).of(given[index].real); }
+  // Its imaginary part, for complex tensors.
+  double weight_imag(int index) const {
+    return words.rule(index).argument == nullptr ? 0.0
+                                                 : words.rule(index).scale * given[index].imag;
+  }
 
   const Tensor& operator[](int index) const { return *inputs[index]; }
 };
@@ -276,9 +294,34 @@ struct TensorKind {};
 struct TensorListKind {};
 struct FloatKind {};
 struct FloatListKind {};
+// The imaginary part of the float (list) argument of the same place among the weighing ones.
+struct ImaginaryKind {};
+struct ImaginaryListKind {};
+// The dtype the call asks for (ScalarType?).
+struct DTypeKind {};
 
 // Most float arguments one operator takes (the generator refuses more).
 inline constexpr int kMaxNumbers = 8;
+
+// The checks of one call, in one order, for a binding's tensors.
+// What the rules decide of a call, for the kernels: the dtype it sums in and returns, each
+// input's dtype and weight, which input's device it runs on, which inputs the kernels read as
+// numbers on the host (a 0-dim CPU tensor beside tensors on a GPU) and which of those torch.add
+// reads as scalars (see `read_as_scalar`).
+struct DecidedInput {
+  DType dtype = DType::kFloat32;
+  Number weight;
+  bool on_host = false;
+  bool scalar = false;
+};
+
+struct Decided {
+  DType common = DType::kFloat32;
+  int device_input = 0;
+  PerOperand<DecidedInput> inputs;
+
+  explicit Decided(int count) : inputs(count) {}
+};
 
 // The checks of one call, in one order, for a binding's tensors.
 template <class Api>
@@ -296,13 +339,16 @@ struct CallRules {
   }
 
   template <class Name>
-  static void check_supported(const Call& call, const Tensor& t, const Name& name) {
-    if (!is_supported_dtype(Api::dtype(t))) {
+  static DType check_supported(const Call& call, const Tensor& t, const Name& name) {
+    const std::optional<DType> dtype = library_dtype(Api::dtype(t));
+    if (!dtype) {
       Api::fail(ErrorKind::kType, std::string(call.words.call) + ": argument '" + name() +
-                                      "' has dtype " + dtype_name(Api::dtype(t)) +
-                                      ", which vecadd does not support; expected " +
-                                      supported_dtypes_text<decltype(Api::dtype(t))>());
+                                      "' has dtype " + torch_dtype_name(Api::dtype(t)) +
+                                      ", which vecadd does not support (nor does torch.add); "
+                                      "expected " +
+                                      supported_dtypes_text());
     }
+    return *dtype;
   }
 
   // A list's inputs: at least one, and one weight for each (`weight_count` given).
@@ -324,117 +370,195 @@ struct CallRules {
     return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
   }
 
-  // The inputs: defined, a supported dtype, the first one's dtype and device; the weights:
-  // ones the kernels' compute type holds, and integral for integer tensors.
-  static void check_inputs(const Call& call) {
+  // A 0-dim CPU tensor, which torch lets join tensors on another device.
+  static bool is_cpu_number(const Tensor& t) { return Api::is_cpu(t) && Api::operand(t).ndim == 0; }
+
+  // Whether input `index` of a two-input call is read as torch.add reads a scalar: straight from
+  // its own dtype to the compute type, not rounded to the common dtype first. torch.add does so
+  // on a GPU for an input that is a 0-dim CPU tensor; on a CPU it rounds every input first.
+  static bool read_as_scalar(const Call& call, const Decided& decided, int index) {
+    return call.count == 2 && decided.inputs[index].on_host;
+  }
+
+  // The inputs: defined, of dtypes vecadd takes, on one device (but for 0-dim CPU tensors); the
+  // dtype they sum in (torch's promotion over them as a chain of torch.add, or the one the call
+  // asks for); the weights: ones that dtype's compute type holds, integral for an integer sum.
+  static Decided check_inputs(const Call& call) {
     const OperatorWords& words = call.words;
+    Decided decided(call.count);
     for (int i = 0; i < call.count; ++i) {
       check_defined(call, call[i], [&] { return words.input(i); });
     }
     for (int i = 0; i < call.count; ++i) {
-      check_supported(call, call[i], [&] { return words.input(i); });
+      decided.inputs[i].dtype = check_supported(call, call[i], [&] { return words.input(i); });
     }
-    const Tensor& first = call[0];
+    // The call runs on the device of its first input that is not a 0-dim CPU tensor.
+    for (int i = 0; i < call.count; ++i) {
+      if (!is_cpu_number(call[i])) {
+        decided.device_input = i;
+        break;
+      }
+    }
+    const Tensor& device = call[decided.device_input];
+    for (int i = 0; i < call.count; ++i) {
+      if (Api::same_device(device, call[i])) {
+        continue;
+      }
+      if (is_cpu_number(call[i])) {
+        decided.inputs[i].on_host = true;
+        continue;
+      }
+      const std::string first = words.input(decided.device_input);
+      const std::string other = words.input(i);
+      Api::fail(ErrorKind::kRuntime,
+                std::string(words.call) + ": " + first + " is on " + Api::device_name(device) +
+                    " but " + other + " is on " + Api::device_name(call[i]) + "; expected " +
+                    (call.count == 2 ? "both" : "all") +
+                    " on the same device, but for 0-dim CPU tensors (move one, e.g. " + other +
+                    ".to(" + first + ".device))");
+    }
+    decided.common = call.dtype ? *call.dtype : promoted_dtype(call, decided);
+    for (int i = 0; i < call.count; ++i) {
+      decided.inputs[i].scalar = read_as_scalar(call, decided, i);
+    }
+    // Each weight an argument gives (add's x has a constant 1, which no argument gives).
+    for (int i = 0; i < call.count; ++i) {
+      const Problem problem = derive_weight(
+          words, i, call.given[i], decided.common, [&] { return sum_words(call, decided); },
+          decided.inputs[i].weight);
+      if (!problem.message.empty()) {
+        Api::fail(problem.kind, problem.message);
+      }
+    }
+    return decided;
+  }
+
+  // " but x and y have dtype torch.int64", or where they differ, " but x and y promote to
+  // torch.float32": what the weights' words say of the sum.
+  static std::string sum_words(const Call& call, const Decided& decided) {
+    bool alike = true;
+    for (int i = 0; i < call.count; ++i) {
+      alike = alike && decided.inputs[i].dtype == decided.common;
+    }
+    return std::string(" but ") + call.words.all_inputs + (alike ? " have dtype " : " sum in ") +
+           dtype_text(decided.common);
+  }
+
+  // torch's promotion of the inputs as a chain of torch.add promotes them: the first with the
+  // second, their result (with dimensions where either has them) with the third, and so on.
+  static DType promoted_dtype(const Call& call, const Decided& decided) {
+    Promoted result{decided.inputs[0].dtype, Api::operand(call[0]).ndim > 0};
     for (int i = 1; i < call.count; ++i) {
-      if (Api::dtype(call[i]) != Api::dtype(first)) {
-        const std::string other = words.input(i);
+      const std::optional<Promoted> next =
+          result_of(result, {decided.inputs[i].dtype, Api::operand(call[i]).ndim > 0});
+      if (!next) {
         Api::fail(ErrorKind::kType,
-                  std::string(words.call) + ": " + words.input(0) + " has dtype " +
-                      dtype_name(Api::dtype(first)) + " but " + other + " has dtype " +
-                      dtype_name(Api::dtype(call[i])) +
-                      "; expected the same dtype (vecadd does not promote types: convert one, "
-                      "e.g. " +
-                      other + ".to(" + words.input(0) + ".dtype))");
+                  std::string(call.words.call) + ": " + call.words.input(i) + " has dtype " +
+                      dtype_text(decided.inputs[i].dtype) + " beside " + dtype_text(result.dtype) +
+                      " tensors, which torch promotes to a complex dtype of bfloat16's range; "
+                      "vecadd (and torch.add) compute in none: expected the bfloat16 tensors "
+                      "converted first, e.g. to torch.float32");
       }
+      result = *next;
     }
-    for (int i = 1; i < call.count; ++i) {
-      if (!Api::same_device(first, call[i])) {
-        const std::string other = words.input(i);
-        Api::fail(ErrorKind::kRuntime, std::string(words.call) + ": " + words.input(0) + " is on " +
-                                           Api::device_name(first) + " but " + other + " is on " +
-                                           Api::device_name(call[i]) + "; expected " +
-                                           (call.count == 2 ? "both" : "all") +
-                                           " on the same device (move one, e.g. " + other + ".to(" +
-                                           words.input(0) + ".device))");
-      }
-    }
-    visit_element_type(Api::dtype(first), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      // Each weight an argument gives (add's x has a constant 1, which no argument gives).
-      for (int i = 0; i < call.count; ++i) {
-        if (words.weight_name(i) == nullptr) {
-          continue;
-        }
-        vecadd::alpha_t<T> weight{};
-        const Problem problem = derive_weight<T>(
-            words, i, call.given[i], [&] { return dtype_name(Api::dtype(first)); }, weight);
-        if (!problem.message.empty()) {
-          Api::fail(problem.kind, problem.message);
-        }
-      }
-    });
+    return result.dtype;
   }
 
   // A call's inputs and each input's given weight, gathered by a binding's generic kernel entry
   // from the arguments in schema order: add(tensor) for a tensor (a list's, one by one),
-  // add(number) for a float, add_list(values, size) for a float list (nullptr: left out).
+  // add(number) for a float, add_list(values, size) for a float list (nullptr: left out), then
+  // the imaginary parts of the weighing ones alike and the dtype asked for.
   class Gathered {
    public:
     Gathered(const OperatorWords& words, int input_count)
         : words_(words), inputs_(input_count), given_(input_count) {}
 
     void add(const Tensor& tensor) { inputs_[next_input_++] = &tensor; }
-    void add(double number) { numbers_[next_number_++] = number; }
+    void add(double number) { numbers_[next_number_++].real = number; }
     void add_list(const double* values, int size) {
       list_ = values;
       list_size_ = size;
     }
+    void add_imaginary(double number) { numbers_[next_imaginary_++].imag = number; }
+    void add_imaginary_list(const double* values, int size) {
+      list_imaginary_ = values;
+      list_imaginary_size_ = size;
+    }
+    template <class ScalarType>
+    void ask_dtype(const std::optional<ScalarType>& dtype) {
+      if (dtype) {
+        const std::optional<DType> ours = library_dtype(*dtype);
+        if (!ours) {
+          Api::fail(ErrorKind::kType, std::string(words_.call) + ": argument 'dtype' is " +
+                                          torch_dtype_name(*dtype) +
+                                          ", which vecadd does not support; expected " +
+                                          supported_dtypes_text() + " or None");
+        }
+        dtype_ = ours;
+      }
+    }
 
-    // The call, each input's given weight read through its rule; a list's length checked.
+    // The call, each input's given weight read through its rule; a list's lengths checked.
     Call call() {
       const int count = next_input_;
       if (words_.weights_listed) {
         check_list(words_, count, list_ != nullptr ? list_size_ : count);
+        if (list_imaginary_ != nullptr && list_imaginary_size_ != count) {
+          Api::fail(ErrorKind::kValue, std::string(words_.call) + ": argument '" +
+                                           words_.weights_list() + "_imag' has " +
+                                           counted(list_imaginary_size_, "value") + " but '" +
+                                           words_.list + "' has " + counted(count, "tensor") +
+                                           "; expected one imaginary part per weight");
+        }
       }
       for (int i = 0; i < count; ++i) {
         const WeightRule& rule = words_.rule(i);
         if (words_.weights_listed) {
-          given_[i] = list_ != nullptr ? list_[i] : 1.0;
+          given_[i] = {list_ != nullptr ? list_[i] : 1.0,
+                       list_ != nullptr && list_imaginary_ != nullptr ? list_imaginary_[i] : 0.0};
         } else {
-          given_[i] = rule.argument != nullptr ? numbers_[rule.number] : 1.0;
+          given_[i] = rule.argument != nullptr ? numbers_[rule.number] : Given{};
         }
       }
-      return {words_, inputs_.data(), count, given_.data()};
+      return {words_, inputs_.data(), count, given_.data(), dtype_};
     }
 
    private:
     const OperatorWords& words_;
     PerOperand<const Tensor*> inputs_;
-    PerOperand<double> given_;
-    double numbers_[kMaxNumbers] = {};
+    PerOperand<Given> given_;
+    Given numbers_[kMaxNumbers] = {};
     const double* list_ = nullptr;
     int list_size_ = 0;
+    const double* list_imaginary_ = nullptr;
+    int list_imaginary_size_ = 0;
+    std::optional<DType> dtype_;
     int next_input_ = 0;
     int next_number_ = 0;
+    int next_imaginary_ = 0;
   };
 
-  // out: defined, with the inputs' dtype and device, the broadcast shape, its own memory for
-  // each element, and each input either out itself or apart from it.
-  static void check_out(const Call& call, const Tensor& out,
+  // out: defined, of a dtype the sum's casts to as torch casts, on the call's device, the
+  // broadcast shape, its own memory for each element, and each input either out itself or apart
+  // from it.
+  static void check_out(const Call& call, const Decided& decided, const Tensor& out,
                         const std::vector<std::int64_t>& shape) {
     const OperatorWords& words = call.words;
-    const Tensor& first = call[0];
+    const Tensor& device = call[decided.device_input];
     check_defined(call, out, [] { return "out"; });
-    if (Api::dtype(out) != Api::dtype(first)) {
-      Api::fail(ErrorKind::kType, std::string(words.call) + ": out has dtype " +
-                                      dtype_name(Api::dtype(out)) + "; expected " +
-                                      dtype_name(Api::dtype(first)) + ", the dtype of " +
-                                      words.all_inputs);
+    const DType out_dtype = check_supported(call, out, [] { return "out"; });
+    if (!can_cast(decided.common, out_dtype)) {
+      Api::fail(ErrorKind::kType,
+                std::string(words.call) + ": out has dtype " + dtype_text(out_dtype) +
+                    " but the sum of " + words.all_inputs + " is " + dtype_text(decided.common) +
+                    ", which torch does not cast to it (" + cast_words(decided.common, out_dtype) +
+                    "); expected out of dtype " + dtype_text(decided.common) +
+                    " or one it casts to");
     }
-    if (!Api::same_device(out, first)) {
+    if (!Api::same_device(out, device)) {
       Api::fail(ErrorKind::kRuntime,
                 std::string(words.call) + ": out is on " + Api::device_name(out) + "; expected " +
-                    Api::device_name(first) + ", the device of " + words.all_inputs);
+                    Api::device_name(device) + ", the device of " + words.all_inputs);
     }
     const Operand out_shape = Api::operand(out);
     if (static_cast<std::size_t>(out_shape.ndim) != shape.size() ||
@@ -447,7 +571,7 @@ struct CallRules {
     }
   }
 
-  static void check_out_memory(const Call& call, const Tensor& out) {
+  static void check_out_memory(const Call& call, const Decided& decided, const Tensor& out) {
     if (Api::numel(out) == 0) {
       return;
     }
@@ -458,7 +582,9 @@ struct CallRules {
                     "every element of out to have its own memory");
     }
     for (int i = 0; i < call.count; ++i) {
-      check_apart(call, out, i);
+      if (!decided.inputs[i].on_host) {
+        check_apart(call, out, i);
+      }
     }
   }
 
@@ -499,6 +625,17 @@ struct CallRules {
     return text + "]";
   }
 
+  // Why torch does not cast `from` into `to`, in words.
+  static const char* cast_words(DType from, DType to) {
+    if (is_complex(from)) {
+      return "a complex number to a real one";
+    }
+    if (is_floating(from) && to != DType::kBool) {
+      return "a floating-point number to an integer";
+    }
+    return "a number that is not bool to bool";
+  }
+
   static void check_apart(const Call& call, const Tensor& out, int index) {
     const Tensor& input = call[index];
     const Operand out_shape = Api::operand(out);
@@ -507,19 +644,21 @@ struct CallRules {
       return;
     }
     const bool same_view =
-        Api::data(out) == Api::data(input) && out_shape.ndim == input_shape.ndim &&
+        Api::data(out) == Api::data(input) && Api::dtype(out) == Api::dtype(input) &&
+        out_shape.ndim == input_shape.ndim &&
         std::equal(out_shape.sizes, out_shape.sizes + out_shape.ndim, input_shape.sizes) &&
         std::equal(out_shape.strides, out_shape.strides + out_shape.ndim, input_shape.strides);
     // The very same view (in-place) is safe: each element is read before it is written.
-    if (same_view || !byte_ranges_intersect(Api::data(out), out_shape, Api::data(input),
-                                            input_shape, Api::element_size(out))) {
+    if (same_view ||
+        !byte_ranges_intersect(Api::data(out), out_shape, Api::element_size(out), Api::data(input),
+                               input_shape, Api::element_size(input))) {
       return;
     }
     Api::fail(ErrorKind::kRuntime,
               std::string(call.words.call) + ": out partly overlaps the memory of '" +
                   call.words.input(index) +
-                  "'; expected out to be either that very tensor (in-place) or separate memory "
-                  "(clone one of them first)");
+                  "'; expected out to be either that very tensor (in-place, of its dtype) or "
+                  "separate memory (clone one of them first)");
   }
 };
 

@@ -1,6 +1,6 @@
 // Every operator's kernels, for any binding's tensors (see call_rules.h for `Api`): check the
-// call by the shared rules, allocate the result, ask the kernel library's planner, run the CPU
-// or CUDA kernels. Nothing here includes torch.
+// call by the shared rules, allocate the result in the dtype they decide, ask the kernel
+// library's planner, run the CPU or CUDA kernels. Nothing here includes torch.
 #pragma once
 
 #include <cstdint>
@@ -25,70 +25,76 @@ struct SumKernels {
   using Call = SumCall<Tensor>;
 
   static Tensor sum(const Call& call) {
-    Rules::check_inputs(call);
-    Tensor out = allocate_result(call);
-    compute_into(call, out);
+    const Decided decided = Rules::check_inputs(call);
+    Tensor out = allocate_result(call, decided);
+    compute_into(call, decided, out);
     return out;
   }
 
   static void sum_out(const Call& call, const Tensor& out) {
-    Rules::check_inputs(call);
-    Rules::check_out(call, out, Rules::result_shape(call));
-    Rules::check_out_memory(call, out);
-    compute_into(call, out);
+    const Decided decided = Rules::check_inputs(call);
+    Rules::check_out(call, decided, out, Rules::result_shape(call));
+    Rules::check_out_memory(call, decided, out);
+    compute_into(call, decided, out);
   }
 
  private:
-  // The uninitialized result, laid out as a chain of torch.add lays out its result.
-  static Tensor allocate_result(const Call& call) {
+  // The uninitialized result in the sum's dtype, on the call's device, laid out as a chain of
+  // torch.add lays out its result.
+  static Tensor allocate_result(const Call& call, const Decided& decided) {
     const std::vector<std::int64_t> shape = Rules::result_shape(call);
+    const Tensor& device = call[decided.device_input];
+    const auto dtype = torch_dtype<decltype(Api::dtype(device))>(decided.common);
     if (call.count == 2) {  // the common call
       return Api::empty_strided(
           shape, vecadd::result_strides(Api::operand(call[0]), Api::operand(call[1]), shape),
-          call[0]);
+          device, dtype);
     }
     std::vector<Operand> operands(static_cast<std::size_t>(call.count));
     for (int i = 0; i < call.count; ++i) {
       operands[i] = Api::operand(call[i]);
     }
     return Api::empty_strided(shape, vecadd::result_strides(operands.data(), call.count, shape),
-                              call[0]);
+                              device, dtype);
   }
 
-  static void compute_into(const Call& call, const Tensor& out) {
+  static void compute_into(const Call& call, const Decided& decided, const Tensor& out) {
     if (Api::numel(out) == 0) {
       return;
     }
+    const int n = call.count;
+    PerOperand<SumInput> inputs(n);
+    for (int i = 0; i < n; ++i) {
+      SumInput& input = inputs[i];
+      const DecidedInput& decided_input = decided.inputs[i];
+      input.dtype = decided_input.dtype;
+      input.weight = decided_input.weight;
+      if (decided_input.on_host) {  // read once, on the host, as a number
+        input.value = number_at(Api::data(call[i]), input.dtype);
+        input.scalar = decided_input.scalar;
+      } else {
+        input.data = Api::data(call[i]);
+        input.shape = Api::operand(call[i]);
+      }
+    }
+    const Sum sum{inputs.data(),
+                  n,
+                  {Api::mutable_data(out), Api::operand(out), *library_dtype(Api::dtype(out))},
+                  decided.common};
     const typename Api::DeviceGuard guard(out);
-    visit_element_type(Api::dtype(out), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const int n = call.count;
-      PerOperand<const T*> data(n);
-      PerOperand<Operand> shapes(n);
-      PerOperand<vecadd::alpha_t<T>> weights(n);
-      for (int i = 0; i < n; ++i) {
-        data[i] = static_cast<const T*>(Api::data(call[i]));
-        shapes[i] = Api::operand(call[i]);
-        // check_inputs refused every weight without one for T, so this derives without a problem.
-        derive_weight<T>(call.words, i, call.given[i], [] { return std::string(); }, weights[i]);
-      }
-      auto* z_data = static_cast<T*>(Api::mutable_data(out));
-      const vecadd::Plan plan =
-          vecadd::plan_add_n(data.data(), shapes.data(), n, z_data, Api::operand(out));
+    const Plan plan = vecadd::plan_sum(sum);
 #if VECADD_WITH_CUDA
-      if (Api::is_cuda(out)) {
-        const cudaError_t status =
-            vecadd::add_n_cuda<T>(data.data(), weights.data(), z_data, plan, Api::cuda_stream(out));
-        if (status != cudaSuccess) {
-          const Problem problem = launch_problem(call.words.call, status, Api::device_index(out),
-                                                 Api::device_name(out));
-          Api::fail(problem.kind, problem.message);
-        }
-        return;
+    if (Api::is_cuda(out)) {
+      const cudaError_t status = vecadd::sum_cuda(sum, plan, Api::cuda_stream(out));
+      if (status != cudaSuccess) {
+        const Problem problem =
+            launch_problem(call.words.call, status, Api::device_index(out), Api::device_name(out));
+        Api::fail(problem.kind, problem.message);
       }
+      return;
+    }
 #endif
-      vecadd::add_n_cpu<T>(data.data(), weights.data(), z_data, plan, Api::parallel_for());
-    });
+    vecadd::sum_cpu(sum, plan, Api::parallel_for());
   }
 };
 

@@ -18,6 +18,8 @@
 #include "outer_loop.h"
 #include "pack.cuh"
 #include "strided_index.cuh"
+#include "sum_call.h"
+#include "sum_cuda.h"
 #include "vecadd/cuda.h"
 
 namespace vecadd {
@@ -55,20 +57,14 @@ constexpr int kMaxLaunchInputs = 32;
 //   0.989 and the graphed pipeline's warm worst from 0.831 to 0.942; a 24 MiB 8-byte call ran
 //   up to 3 % faster cold on the H200; 2-byte calls of 3-12 MiB and 48 MiB and float32 at
 //   3 MiB ran 2-7 % faster warm on the H100 (version 21).
-constexpr std::int64_t kShortCallBytes = std::int64_t{4} << 20;
-constexpr std::int64_t kOverlapAfterOtherBytes = std::int64_t{1} << 20;
+using detail::kShortCallBytes;
+using detail::small_block_order;
 constexpr std::int64_t kTwoPackMaxBytes = std::int64_t{128} << 20;
 constexpr std::int64_t kTwoPackMinBlocksPerSm = 2;
 
 template <class T>
 std::int64_t call_bytes(int inputs, std::int64_t count) {
   return (inputs + 1) * count * static_cast<std::int64_t>(sizeof(T));
-}
-
-// The order of a 128-thread grid of `bytes` after the given kernel.
-detail::LaunchOrder small_block_order(std::int64_t bytes, detail::Predecessor previous) {
-  return {previous != detail::Predecessor::kOther || bytes >= kOverlapAfterOtherBytes,
-          bytes < kShortCallBytes ? detail::Release::kAtStart : detail::Release::kAtExit};
 }
 
 // Where a strided launch's sums start and end: none for a launch that holds every input; for a
@@ -330,35 +326,55 @@ bool candidate_selected() {
   return selected;
 }
 
-// The launch shape for n contiguous elements with 16-byte aligned operands.
-template <class T, class Index, int kCapacity>
+// The element types every launch shape is instantiated for: the six of add_n_cuda, whose
+// launches were tuned one by one. Other dtypes, and launches with a constant or inputs of another
+// dtype than z, take the 128-thread contiguous grids alone (and the dynamic kernel otherwise).
+template <class T>
+constexpr bool kTunedType =
+    std::is_same_v<T, float16> || std::is_same_v<T, bfloat16> || std::is_same_v<T, float> ||
+    std::is_same_v<T, double> || std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>;
+
+// The launch shape for n contiguous elements with vector-aligned operands. Input 0 is of First,
+// the others of Rest (z's T unless the launch mixes dtypes); a Constant joins the sum or not.
+template <class T, class Index, int kCapacity, class First = T, class Rest = T,
+          class Constant = detail::NoConstant>
 cudaError_t launch_aligned(const Launch<T, kCapacity>& launch, std::int64_t n, std::int64_t bytes,
-                           cudaStream_t stream, detail::Predecessor previous) {
-  constexpr int kWidth = kVectorBytes / sizeof(T);
+                           cudaStream_t stream, detail::Predecessor previous,
+                           Constant constant = {}) {
+  // Each operand's pack holds kWidth elements: 16 bytes of the widest.
+  constexpr int kWidth = kVectorBytes / std::max({sizeof(T), sizeof(First), sizeof(Rest)});
+  constexpr bool kTuned = kTunedType<T> && std::is_same_v<First, T> && std::is_same_v<Rest, T> &&
+                          std::is_same_v<Constant, detail::NoConstant>;
   const detail::LaunchOrder order = small_block_order(bytes, previous);
-  if constexpr (kCapacity != 2) {
+  if constexpr (kCapacity > 2) {
     return detail::launch_contiguous<T, kWidth, 128, 1, Index>(launch.in, launch.z, n, stream,
                                                                order);
   } else {
-    if (previous != detail::Predecessor::kVecadd || bytes < kShortCallBytes) {
+    if (!kTuned || previous != detail::Predecessor::kVecadd || bytes < kShortCallBytes) {
       const int packs =
           candidate_selected() ? candidate_packs<T>(n, bytes) : packs_per_thread<T>(n, bytes);
       if (packs == 2) {
-        return detail::launch_contiguous<T, kWidth, 128, 2, Index>(launch.in, launch.z, n, stream,
-                                                                   order);
+        return detail::launch_contiguous<T, kWidth, 128, 2, Index, detail::StoreCaching::kDefault,
+                                         First, Rest>(launch.in, launch.z, n, stream, order,
+                                                      constant);
       }
-      return detail::launch_contiguous<T, kWidth, 128, 1, Index>(launch.in, launch.z, n, stream,
-                                                                 order);
+      return detail::launch_contiguous<T, kWidth, 128, 1, Index, detail::StoreCaching::kDefault,
+                                       First, Rest>(launch.in, launch.z, n, stream, order,
+                                                    constant);
     }
-    constexpr detail::LaunchOrder kAfterStores{true, detail::Release::kAfterStores};
-    // Streaming (evict-first) stores only where z cannot stay in the L2 anyway: below that,
-    // the kernel after this one finds z there.
-    if (n * static_cast<std::int64_t>(sizeof(T)) > device_property<cudaDevAttrL2CacheSize>()) {
-      return detail::launch_contiguous<T, kWidth, 1024, 1, Index, detail::StoreCaching::kStreaming>(
-          launch.in, launch.z, n, stream, kAfterStores);
+    if constexpr (kTuned) {
+      constexpr detail::LaunchOrder kAfterStores{true, detail::Release::kAfterStores};
+      // Streaming (evict-first) stores only where z cannot stay in the L2 anyway: below that,
+      // the kernel after this one finds z there.
+      if (n * static_cast<std::int64_t>(sizeof(T)) > device_property<cudaDevAttrL2CacheSize>()) {
+        return detail::launch_contiguous<T, kWidth, 1024, 1, Index,
+                                         detail::StoreCaching::kStreaming>(launch.in, launch.z, n,
+                                                                           stream, kAfterStores);
+      }
+      return detail::launch_contiguous<T, kWidth, 1024, 1, Index>(launch.in, launch.z, n, stream,
+                                                                  kAfterStores);
     }
-    return detail::launch_contiguous<T, kWidth, 1024, 1, Index>(launch.in, launch.z, n, stream,
-                                                                kAfterStores);
+    return cudaErrorInvalidValue;  // not reached: only tuned launches get here
   }
 }
 
@@ -435,18 +451,10 @@ cudaError_t launch_in_parts(const T* const* inputs, const compute_t<T>* weights,
   return cudaSuccess;
 }
 
-}  // namespace
-
+// Every input and z of T, any layout: the kernels tuned for add and add_n.
 template <class T>
-cudaError_t add_n_cuda(const T* const* inputs, const alpha_t<T>* weights, T* z, const Plan& plan,
-                       cudaStream_t stream) {
-  if (plan.kernel == Kernel::kNothing) {
-    return cudaSuccess;
-  }
-  PerOperand<compute_t<T>> scales(plan.inputs);
-  for (int i = 0; i < plan.inputs; ++i) {
-    scales[i] = detail::scale_of<T>(weights[i]);
-  }
+cudaError_t sum_uniform(const T* const* inputs, const compute_t<T>* scales, T* z, const Plan& plan,
+                        cudaStream_t stream) {
   const int n = plan.inputs;
   compute_t<T>* partial_sums = nullptr;
   if (n > kMaxLaunchInputs) {
@@ -459,15 +467,14 @@ cudaError_t add_n_cuda(const T* const* inputs, const alpha_t<T>* weights, T* z, 
   const cudaError_t status =
       detail::for_each_outer_index(plan.outer, cudaSuccess, [&](const std::int64_t* offsets) {
         if (n == 2) {
-          return settled(launch_plan(launch_of<T, 2>(inputs, scales.data(), z, plan, offsets, 0, n),
-                                     plan, stream));
+          return settled(
+              launch_plan(launch_of<T, 2>(inputs, scales, z, plan, offsets, 0, n), plan, stream));
         }
         if (n <= kSmallCapacity) {
           return settled(launch_plan(
-              launch_of<T, kSmallCapacity>(inputs, scales.data(), z, plan, offsets, 0, n), plan,
-              stream));
+              launch_of<T, kSmallCapacity>(inputs, scales, z, plan, offsets, 0, n), plan, stream));
         }
-        return launch_in_parts(inputs, scales.data(), z, plan, offsets, partial_sums, stream);
+        return launch_in_parts(inputs, scales, z, plan, offsets, partial_sums, stream);
       });
   if (partial_sums != nullptr) {
     const cudaError_t freed = cudaFreeAsync(partial_sums, stream);
@@ -476,6 +483,161 @@ cudaError_t add_n_cuda(const T* const* inputs, const alpha_t<T>* weights, T* z, 
     }
   }
   return status;
+}
+
+// Whether a plan runs as one contiguous launch of vector packs with 32-bit indices: the one
+// layout the specialised mixed-dtype and constant launches take.
+bool one_aligned_run(const Plan& plan) {
+  return plan.kernel == Kernel::kContiguous && plan.vector_aligned &&
+         plan.index_width == IndexWidth::k32 && plan.outer.ndim == 0;
+}
+
+// The specialised launches of a Sum whose common dtype is C (storage T): true when one took it,
+// with its launch status in `status`; false leaves it to the dynamic kernel.
+template <DType C>
+bool launch_specialised(const Sum& sum, const Plan& plan, cudaStream_t stream,
+                        cudaError_t& status) {
+  using T = detail::storage_of<C>;
+  using K = detail::compute_of<C>;
+  static_assert(std::is_same_v<K, compute_t<T>>, "one compute type per dtype");
+  const int n = sum.count;
+  int arrays_of_c = 0;
+  int constants = 0;
+  for (int i = 0; i < n; ++i) {
+    arrays_of_c += sum.inputs[i].data != nullptr && sum.inputs[i].dtype == C ? 1 : 0;
+    constants += sum.inputs[i].data == nullptr ? 1 : 0;
+  }
+  if (sum.z.dtype != C) {
+    return false;
+  }
+  auto* z = static_cast<T*>(sum.z.data);
+  const std::int64_t count = plan.launch.count();
+  if (arrays_of_c == n) {
+    if constexpr (kTunedType<T>) {
+      PerOperand<const T*> inputs(n);
+      PerOperand<K> scales(n);
+      for (int i = 0; i < n; ++i) {
+        inputs[i] = static_cast<const T*>(sum.inputs[i].data);
+        scales[i] = detail::weight_in<C>(sum.inputs[i].weight);
+      }
+      status = sum_uniform<T>(inputs.data(), scales.data(), z, plan, stream);
+      return true;
+    } else {
+      if (n != 2 || !one_aligned_run(plan)) {
+        return false;
+      }
+      const T* const inputs[] = {static_cast<const T*>(sum.inputs[0].data),
+                                 static_cast<const T*>(sum.inputs[1].data)};
+      const K scales[] = {detail::weight_in<C>(sum.inputs[0].weight),
+                          detail::weight_in<C>(sum.inputs[1].weight)};
+      const std::int64_t no_offsets[3] = {};
+      const auto launch = launch_of<T, 2>(inputs, scales, z, plan, no_offsets, 0, 2);
+      status = settled(launch_aligned<T, std::int32_t>(launch, count, call_bytes<T>(2, count),
+                                                       stream, detail::previous_kernel(stream)));
+      return true;
+    }
+  }
+  if constexpr (kTunedType<T>) {
+    // One array of C and a constant (torch.add(x, 2.0)).
+    if (n == 2 && arrays_of_c == 1 && constants == 1 && one_aligned_run(plan)) {
+      const int array = sum.inputs[0].data != nullptr ? 0 : 1;
+      const SumInput& constant = sum.inputs[1 - array];
+      const K value = detail::constant_in<C>(constant).template as<K>();
+      const K constant_weight = detail::weight_in<C>(constant.weight);
+      const bool leads = array == 1;
+      // Leading, the constant is the first term, weighed here as the kernel would weigh it.
+      const detail::ConstantTerm<T> term{leads && !detail::weight_is_one<C>(constant.weight)
+                                             ? detail::product(constant_weight, value)
+                                             : value,
+                                         constant_weight, leads};
+      Launch<T, 1> launch;
+      launch.in.count = 1;
+      launch.in.data[0] = static_cast<const T*>(sum.inputs[array].data);
+      launch.in.weights[0] = detail::weight_in<C>(sum.inputs[array].weight);
+      launch.z = z;
+      status = settled(launch_aligned<T, std::int32_t, 1, T, T>(
+          launch, count, call_bytes<T>(1, count), stream, detail::previous_kernel(stream), term));
+      return true;
+    }
+  }
+  if constexpr (C == DType::kFloat32) {
+    // float32 beside bfloat16 or float16 (autocast's residual streams), either way round.
+    if (n == 2 && constants == 0 && one_aligned_run(plan)) {
+      const DType first = sum.inputs[0].dtype;
+      const DType second = sum.inputs[1].dtype;
+      Launch<float, 2> launch;
+      launch.in.count = 2;
+      for (int i = 0; i < 2; ++i) {
+        launch.in.data[i] = static_cast<const float*>(sum.inputs[i].data);
+        launch.in.weights[i] = detail::weight_in<C>(sum.inputs[i].weight);
+      }
+      launch.z = z;
+      const auto bytes = static_cast<std::int64_t>(
+          count * (dtype_size(first) + dtype_size(second) + sizeof(float)));
+      const detail::Predecessor previous = detail::previous_kernel(stream);
+      const auto pair = [&](auto first_tag, auto rest_tag) {
+        using First = typename decltype(first_tag)::type;
+        using Rest = typename decltype(rest_tag)::type;
+        status = settled(launch_aligned<float, std::int32_t, 2, First, Rest>(launch, count, bytes,
+                                                                             stream, previous));
+        return true;
+      };
+      using Float = detail::TypeTag<float>;
+      using BFloat16 = detail::TypeTag<bfloat16>;
+      using Float16 = detail::TypeTag<float16>;
+      if (first == DType::kFloat32 && second == DType::kBFloat16) {
+        return pair(Float{}, BFloat16{});
+      }
+      if (first == DType::kBFloat16 && second == DType::kFloat32) {
+        return pair(BFloat16{}, Float{});
+      }
+      if (first == DType::kFloat32 && second == DType::kFloat16) {
+        return pair(Float{}, Float16{});
+      }
+      if (first == DType::kFloat16 && second == DType::kFloat32) {
+        return pair(Float16{}, Float{});
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+cudaError_t sum_cuda(const Sum& sum, const Plan& plan, cudaStream_t stream) {
+  if (sum.count < 1 || plan.inputs != sum.count || dtype_size(sum.z.dtype) == 0) {
+    return cudaErrorInvalidValue;
+  }
+  for (int i = 0; i < sum.count; ++i) {
+    if (dtype_size(sum.inputs[i].dtype) == 0) {
+      return cudaErrorInvalidValue;
+    }
+  }
+  if (plan.kernel == Kernel::kNothing) {
+    return cudaSuccess;
+  }
+  cudaError_t status = cudaErrorInvalidValue;
+  bool launched = false;
+  const bool known = detail::visit_dtype(sum.common, [&](auto tag) {
+    launched = launch_specialised<decltype(tag)::value>(sum, plan, stream, status);
+  });
+  if (!known) {
+    return cudaErrorInvalidValue;
+  }
+  return launched ? status : detail::sum_dynamic(sum, plan, stream);
+}
+
+template <class T>
+cudaError_t add_n_cuda(const T* const* inputs, const alpha_t<T>* weights, T* z, const Plan& plan,
+                       cudaStream_t stream) {
+  if (plan.kernel == Kernel::kNothing) {
+    return cudaSuccess;
+  }
+  PerOperand<compute_t<T>> scales(plan.inputs);
+  for (int i = 0; i < plan.inputs; ++i) {
+    scales[i] = detail::scale_of<T>(weights[i]);
+  }
+  return sum_uniform(inputs, scales.data(), z, plan, stream);
 }
 
 template <class T>

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 #include <cuda_runtime.h>
 
@@ -73,6 +74,19 @@ bool remember_vecadd_kernel(const void* kernel);
 // a CUDA graph (the node the next one will depend on), unknown otherwise.
 enum class Predecessor : unsigned char { kUnknown, kVecadd, kOther };
 Predecessor previous_kernel(cudaStream_t stream);
+
+// Sizes in the launch order of a 128-thread grid (bytes count every array of the call once;
+// add_cuda.cu has the measurements): calls from kShortCallBytes release the next kernel only as
+// they exit; after another library's kernel in a graph, calls from kOverlapAfterOtherBytes on
+// overlap it.
+inline constexpr std::int64_t kShortCallBytes = std::int64_t{4} << 20;
+inline constexpr std::int64_t kOverlapAfterOtherBytes = std::int64_t{1} << 20;
+
+// The order of a 128-thread grid of `bytes` after the given kernel.
+inline LaunchOrder small_block_order(std::int64_t bytes, Predecessor previous) {
+  return {previous != Predecessor::kOther || bytes >= kOverlapAfterOtherBytes,
+          bytes < kShortCallBytes ? Release::kAtStart : Release::kAtExit};
+}
 
 // Enqueues kKernel<<<blocks, threads, 0, stream>>>(args..., order.release); the launch
 // overlaps the previous kernel only when asked and where the kernel and the CUDA runtime

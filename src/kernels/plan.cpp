@@ -1,6 +1,7 @@
 // The planner (vecadd/plan.h): from the caller's shapes to merged dimensions, a kernel and an
 // index width.
 #include "vecadd/plan.h"
+#include "vecadd/vecadd.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -19,6 +20,10 @@ constexpr std::int64_t kMaxIndex32 = std::numeric_limits<std::int32_t>::max() / 
 
 [[noreturn]] void fail(const std::string& message) {
   throw std::invalid_argument("vecadd::plan_add_n: " + message);
+}
+
+[[noreturn]] void fail_sum(const std::string& message) {
+  throw std::invalid_argument("vecadd::plan_sum: " + message);
 }
 
 std::string text(std::int64_t value) {
@@ -65,8 +70,8 @@ std::int64_t magnitude(std::int64_t value) {
   return value < 0 ? -value : value;
 }
 
-bool is_vector_aligned(const void* pointer) {
-  return reinterpret_cast<std::uintptr_t>(pointer) % kVectorBytes == 0;
+bool is_aligned(const void* pointer, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
 }
 
 // Orders the dimensions by z's strides (z is the last operand), largest outermost (stable, so
@@ -112,11 +117,12 @@ void order_and_merge(const Dimensions& kept, Dimensions& merged) {
   reverse(merged);
 }
 
-// Whether an operand's rows are 16-byte packs: contiguous along the row, and every row of
-// it (over all outer dimensions) starting on a 16-byte boundary.
-bool rows_are_packs(const void* data, int operand, const Dimensions& dims, std::int64_t width) {
+// Whether an operand's rows are vector packs: contiguous along the row, and every row of it
+// (over all outer dimensions) starting on the boundary of a `width`-element vector.
+bool rows_are_packs(const void* data, int operand, const Dimensions& dims, std::int64_t width,
+                    std::size_t element_size) {
   const int inner = dims.ndim - 1;
-  if (dims.stride(operand, inner) != 1 || !is_vector_aligned(data)) {
+  if (dims.stride(operand, inner) != 1 || !is_aligned(data, width * element_size)) {
     return false;
   }
   for (int d = 0; d < inner; ++d) {
@@ -136,8 +142,10 @@ std::int64_t reach(const Dimensions& dims, int operand) {
   return farthest;
 }
 
-Plan plan_dimensions(const void* const* pointers, const Dimensions& kept, std::int64_t count,
-                     std::size_t element_size) {
+// `pointers` and `element_sizes` have one entry per operand (inputs, then z); a null input
+// pointer is a constant, which repeats everywhere and takes no part in the layout.
+Plan plan_dimensions(const void* const* pointers, const std::size_t* element_sizes,
+                     const Dimensions& kept, std::int64_t count) {
   Plan plan;
   plan.count = count;
   plan.inputs = kept.operands - 1;
@@ -146,19 +154,29 @@ Plan plan_dimensions(const void* const* pointers, const Dimensions& kept, std::i
   if (count == 0) {
     return plan;
   }
-  plan.vector_aligned = std::all_of(pointers, pointers + kept.operands, is_vector_aligned);
+  const auto is_array = [&](int o) { return pointers[o] != nullptr || o == plan.inputs; };
+  std::size_t widest = 1;
+  for (int o = 0; o < kept.operands; ++o) {
+    widest = is_array(o) ? std::max(widest, element_sizes[o]) : widest;
+  }
+  const auto width = static_cast<std::int64_t>(std::max<std::size_t>(1, kVectorBytes / widest));
+  plan.vector_width = static_cast<int>(width);
+  plan.vector_aligned = true;
+  for (int o = 0; o < kept.operands; ++o) {
+    plan.vector_aligned = plan.vector_aligned && is_aligned(pointers[o], width * element_sizes[o]);
+  }
   Dimensions dims;
   order_and_merge(kept, dims);
   bool dense = dims.ndim <= 1;
   for (int o = 0; o < kept.operands && dims.ndim == 1; ++o) {
-    dense = dense && dims.stride(o, 0) == 1;
+    dense = dense && (!is_array(o) || dims.stride(o, 0) == 1);
   }
   if (dense) {
     plan.kernel = Kernel::kContiguous;
     plan.launch.ndim = 1;
     plan.launch.sizes[0] = count;
     for (int o = 0; o < kept.operands; ++o) {
-      plan.launch.set_stride(o, 0, 1);
+      plan.launch.set_stride(o, 0, is_array(o) ? 1 : 0);
     }
     plan.index_width = count <= kMaxIndex32 ? IndexWidth::k32 : IndexWidth::k64;
     return plan;
@@ -171,16 +189,15 @@ Plan plan_dimensions(const void* const* pointers, const Dimensions& kept, std::i
 
   const int inner = dims.ndim - 1;
   const int z = kept.operands - 1;
-  const auto width = static_cast<std::int64_t>(kVectorBytes / element_size);
-  bool rows = plan.inputs <= 64 && element_size <= kVectorBytes &&
-              kVectorBytes % element_size == 0 && dims.sizes[inner] % width == 0 &&
-              rows_are_packs(pointers[z], z, dims, width);
+  bool rows = plan.inputs <= 64 && widest <= kVectorBytes && kVectorBytes % widest == 0 &&
+              dims.sizes[inner] % width == 0 &&
+              rows_are_packs(pointers[z], z, dims, width, element_sizes[z]);
   bool any_packed = false;
   for (int i = 0; i < plan.inputs && rows; ++i) {
     const bool repeats = dims.stride(i, inner) == 0;
     plan.repeats |= repeats ? std::uint64_t{1} << i : 0;
     any_packed = any_packed || !repeats;
-    rows = repeats || rows_are_packs(pointers[i], i, dims, width);
+    rows = repeats || rows_are_packs(pointers[i], i, dims, width, element_sizes[i]);
   }
   rows = rows && any_packed;
   plan.kernel = rows ? Kernel::kRows : Kernel::kStrided;
@@ -241,7 +258,7 @@ class BroadcastWalk {
 }  // namespace
 
 Plan plan_add_n(const void* const* inputs, const Operand* input_shapes, int input_count,
-                const void* z, const Operand& z_shape, std::size_t element_size,
+                const void* z, const Operand& z_shape, const std::size_t* element_sizes,
                 const char* const* names) {
   if (input_count < 1) {
     fail("no inputs; expected at least one");
@@ -280,7 +297,51 @@ Plan plan_add_n(const void* const* inputs, const Operand* input_shapes, int inpu
   PerOperand<const void*> pointers(operands);
   std::copy(inputs, inputs + input_count, pointers.data());
   pointers[input_count] = z;
-  return plan_dimensions(pointers.data(), kept, count, element_size);
+  return plan_dimensions(pointers.data(), element_sizes, kept, count);
+}
+
+Plan plan_add_n(const void* const* inputs, const Operand* input_shapes, int input_count,
+                const void* z, const Operand& z_shape, std::size_t element_size,
+                const char* const* names) {
+  PerOperand<std::size_t> sizes(std::max(input_count, 0) + 1);
+  std::fill(sizes.data(), sizes.data() + std::max(input_count, 0) + 1, element_size);
+  return plan_add_n(inputs, input_shapes, input_count, z, z_shape, sizes.data(), names);
+}
+
+Plan plan_sum(const Sum& sum, const char* const* names) {
+  const auto name = [&](int i) { return names ? std::string(names[i]) : "input " + text(i); };
+  const int count = std::max(sum.count, 0);
+  PerOperand<const void*> pointers(count);
+  PerOperand<Operand> shapes(count);
+  PerOperand<std::size_t> sizes(count + 1);
+  for (int i = 0; i < count; ++i) {
+    const SumInput& input = sum.inputs[i];
+    if (dtype_size(input.dtype) == 0) {
+      fail_sum(name(i) + " has dtype number " + text(static_cast<int>(input.dtype)) +
+               "; expected a vecadd::DType");
+    }
+    if (input.data == nullptr && input.shape.ndim != 0) {
+      fail_sum(name(i) + " is a constant (its data is null) with " + text(input.shape.ndim) +
+               " dimensions; expected 0");
+    }
+    if (input.scalar && input.data != nullptr) {
+      fail_sum(name(i) +
+               " is a scalar but has an array; expected its value in `value` and "
+               "null data");
+    }
+    pointers[i] = input.data;
+    shapes[i] = input.shape;
+    sizes[i] = dtype_size(input.dtype);
+  }
+  if (dtype_size(sum.z.dtype) == 0 || dtype_size(sum.common) == 0) {
+    fail_sum("z's dtype number " + text(static_cast<int>(sum.z.dtype)) +
+             " or the common dtype "
+             "number " +
+             text(static_cast<int>(sum.common)) + " is not a vecadd::DType");
+  }
+  sizes[count] = dtype_size(sum.z.dtype);
+  return plan_add_n(pointers.data(), shapes.data(), sum.count, sum.z.data, sum.z.shape,
+                    sizes.data(), names);
 }
 
 Plan plan_add(const void* x, const Operand& x_shape, const void* y, const Operand& y_shape,
@@ -289,6 +350,38 @@ Plan plan_add(const void* x, const Operand& x_shape, const void* y, const Operan
   const Operand shapes[] = {x_shape, y_shape};
   const char* const names[] = {"x", "y"};
   return plan_add_n(inputs, shapes, 2, z, z_shape, element_size, names);
+}
+
+std::size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kBool:
+    case DType::kUInt8:
+    case DType::kInt8:
+      return 1;
+    case DType::kInt16:
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      return 2;
+    case DType::kInt32:
+    case DType::kFloat32:
+    case DType::kComplex32:
+      return 4;
+    case DType::kInt64:
+    case DType::kFloat64:
+    case DType::kComplex64:
+      return 8;
+    case DType::kComplex128:
+      return 16;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType dtype) {
+  static constexpr const char* kNames[kDTypeCount] = {
+      "bool",     "uint8",   "int8",    "int16",     "int32",     "int64",     "float16",
+      "bfloat16", "float32", "float64", "complex32", "complex64", "complex128"};
+  const auto index = static_cast<std::size_t>(dtype);
+  return index < kDTypeCount ? kNames[index] : "unknown";
 }
 
 ParallelFor serial_for() {

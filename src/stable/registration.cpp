@@ -75,6 +75,35 @@ struct Stable<binding::FloatKind> {
   void gather(Gathered& call) const { call.add(number); }
 };
 template <>
+struct Stable<binding::ImaginaryKind> {
+  double number = 0;
+  void read(StableIValue value) { number = torch::stable::detail::to<double>(value); }
+  int inputs() const { return 0; }
+  void gather(Gathered& call) const { call.add_imaginary(number); }
+};
+template <>
+struct Stable<binding::ImaginaryListKind> {
+  std::optional<std::vector<double>> numbers;
+  void read(StableIValue value) {
+    numbers = torch::stable::detail::to<std::optional<std::vector<double>>>(value);
+  }
+  int inputs() const { return 0; }
+  void gather(Gathered& call) const {
+    if (numbers) {
+      call.add_imaginary_list(numbers->data(), static_cast<int>(numbers->size()));
+    }
+  }
+};
+template <>
+struct Stable<binding::DTypeKind> {
+  std::optional<torch::headeronly::ScalarType> dtype;
+  void read(StableIValue value) {
+    dtype = torch::stable::detail::to<std::optional<torch::headeronly::ScalarType>>(value);
+  }
+  int inputs() const { return 0; }
+  void gather(Gathered& call) const { call.ask_dtype(dtype); }
+};
+template <>
 struct Stable<binding::FloatListKind> {
   std::optional<std::vector<double>> numbers;
   void read(StableIValue value) {

@@ -43,6 +43,10 @@ StableTensor::StableTensor(AtenTensorHandle handle, HandleOwner owner)
   ndim_ = static_cast<int>(ndim);
 }
 
+bool StableTensor::is_cpu() const {
+  return device_type_ == aoti_torch_device_type_cpu();
+}
+
 bool StableTensor::is_cuda() const {
   return device_type_ == cuda_device_type();
 }
@@ -94,11 +98,12 @@ void* StableApi::mutable_data(const Tensor& t) {
 
 StableApi::Tensor StableApi::empty_strided(const std::vector<std::int64_t>& sizes,
                                            const std::vector<std::int64_t>& strides,
-                                           const Tensor& like) {
+                                           const Tensor& like,
+                                           torch::headeronly::ScalarType dtype) {
   AtenTensorHandle result = nullptr;
   check_shim(aoti_torch_empty_strided(static_cast<std::int64_t>(sizes.size()), sizes.data(),
-                                      strides.data(), like.dtype_code(), like.device_type(),
-                                      like.device_index(), &result),
+                                      strides.data(), static_cast<std::int32_t>(dtype),
+                                      like.device_type(), like.device_index(), &result),
              "allocate the result");
   return Tensor(result, HandleOwner(result));
 }

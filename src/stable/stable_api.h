@@ -43,6 +43,7 @@ class StableTensor {
   std::int32_t device_type() const { return device_type_; }
   std::int32_t device_index() const { return device_index_; }
   bool is_cuda() const;
+  bool is_cpu() const;
   vecadd::Operand operand() const { return {ndim_, sizes_, strides_}; }
   std::int64_t numel() const;
 
@@ -83,15 +84,18 @@ struct StableApi {
   static std::string device_name(const Tensor& t);
   static int device_index(const Tensor& t) { return t.device_index(); }
   static bool is_cuda(const Tensor& t) { return t.is_cuda(); }
+  static bool is_cpu(const Tensor& t) { return t.is_cpu(); }
   static vecadd::Operand operand(const Tensor& t) { return t.operand(); }
   static std::int64_t numel(const Tensor& t) { return t.numel(); }
   static std::size_t element_size(const Tensor& t);
   static const void* data(const Tensor& t);
   static void* mutable_data(const Tensor& t);
 
-  // Through the C shim, which takes strides (the stable ops offer only contiguous empty).
+  // Through the C shim, which takes strides (the stable ops offer only contiguous empty): on
+  // `like`'s device, of `dtype`.
   static Tensor empty_strided(const std::vector<std::int64_t>& sizes,
-                              const std::vector<std::int64_t>& strides, const Tensor& like);
+                              const std::vector<std::int64_t>& strides, const Tensor& like,
+                              torch::headeronly::ScalarType dtype);
 
   // The library's CPU ranges on torch's intra-op threads.
   static vecadd::ParallelFor parallel_for();

@@ -1,6 +1,7 @@
 #include "autograd.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/ops/real.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include <memory>
@@ -28,6 +29,17 @@ bool has_tangent(const at::Tensor& tensor) {
   return tensor._fw_grad(/*level=*/0).defined();
 }
 
+// Input `index`'s weight as a torch Scalar: complex where its imaginary part is not 0.
+c10::Scalar weight_of(const SumCall& call, int index) {
+  const double real = call.weight(index);
+  const double imag = call.weight_imag(index);
+  return imag == 0 ? c10::Scalar(real) : c10::Scalar(c10::complex<double>(real, imag));
+}
+
+bool is_one(const c10::Scalar& weight) {
+  return !weight.isComplex() && weight.toDouble() == 1;
+}
+
 }  // namespace
 
 torch::autograd::variable_list WeightedSumBackward::apply(torch::autograd::variable_list&& grads) {
@@ -37,9 +49,19 @@ torch::autograd::variable_list WeightedSumBackward::apply(torch::autograd::varia
     return result;
   }
   for (std::size_t i = 0; i < weights.size(); ++i) {
-    if (should_compute_output(i)) {
-      result[i] = at::sum_to(weights[i] == 1 ? grad : grad.mul(weights[i]), sizes[i]);
+    if (!should_compute_output(i)) {
+      continue;
     }
+    // d(w * x)/dx for the conjugate-Wirtinger gradients torch uses: the gradient times conj(w),
+    // summed back over the broadcast dimensions, in the input's dtype (its real part for a real
+    // input of a complex sum).
+    const c10::Scalar& weight = weights[i];
+    at::Tensor input_grad = is_one(weight) ? grad : grad.mul(weight.conj());
+    input_grad = at::sum_to(input_grad, sizes[i]);
+    if (input_grad.is_complex() && !c10::isComplexType(dtypes[i])) {
+      input_grad = at::real(input_grad);
+    }
+    result[i] = input_grad.scalar_type() == dtypes[i] ? input_grad : input_grad.to(dtypes[i]);
   }
   return result;
 }
@@ -62,7 +84,8 @@ void record_backward(const SumCall& call, at::Tensor& result) {
   edges.reserve(static_cast<std::size_t>(call.count));
   for (int i = 0; i < call.count; ++i) {
     edges.push_back(torch::autograd::impl::gradient_edge(call[i]));
-    node->weights.push_back(call.weight(i));
+    node->weights.push_back(weight_of(call, i));
+    node->dtypes.push_back(call[i].scalar_type());
     node->sizes.push_back(call[i].sym_sizes().vec());
   }
   node->node_name = call.words.backward;
@@ -79,14 +102,17 @@ void set_tangent(const SumCall& call, at::Tensor& result) {
     if (!input_tangent.defined()) {
       continue;
     }
-    const double weight = call.weight(i);
+    const c10::Scalar weight = weight_of(call, i);
     if (!tangent.defined()) {
-      tangent = weight == 1 ? input_tangent : input_tangent.mul(weight);
+      tangent = is_one(weight) ? input_tangent : input_tangent.mul(weight);
     } else {
       tangent = tangent.add(input_tangent, weight);
     }
   }
   if (tangent.defined()) {
+    if (tangent.scalar_type() != result.scalar_type()) {
+      tangent = tangent.to(result.scalar_type());
+    }
     result._set_fw_grad(tangent.expand_symint(result.sym_sizes()), /*level=*/0,
                         /*is_inplace_op=*/false);
   }

@@ -3,6 +3,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
+#include <c10/core/Scalar.h>
 #include <c10/core/SymInt.h>
 #include <c10/util/SmallVector.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
@@ -18,12 +19,14 @@ namespace vecadd::torch_binding {
 
 using SumCall = binding::SumCall<at::Tensor>;
 
-// Backward of z = sum of w_i * x_i: each input's gradient is w_i times z's, summed back over its
-// broadcast dimensions. Built from torch ops, so the backward is itself differentiable.
+// Backward of z = sum of w_i * x_i: each input's gradient is conj(w_i) times z's, summed back
+// over its broadcast dimensions, in the input's dtype. Built from torch ops, so the backward is
+// itself differentiable.
 struct WeightedSumBackward final : public torch::autograd::Node {
   const char* node_name = "";
   // Two inline: add's x and y, without an allocation per call.
-  c10::SmallVector<double, 2> weights;
+  c10::SmallVector<c10::Scalar, 2> weights;
+  c10::SmallVector<at::ScalarType, 2> dtypes;  // each input's, which its gradient takes
   c10::SmallVector<std::vector<c10::SymInt>, 2> sizes;
 
   std::string name() const override { return node_name; }

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -152,6 +153,7 @@ bool visit_items(PyObject* sequence, Visit&& visit) {
 // A plain torch.Tensor, borrowed from its Python object, which the caller's arguments keep
 // alive through the call.
 struct TensorArgument {
+  static constexpr bool kFromPython = true;
   using Type = const at::Tensor&;  // as the schema's C++ signature takes it
   const at::Tensor* tensor = nullptr;
   bool parse(PyObject* value) {
@@ -163,6 +165,7 @@ struct TensorArgument {
 
 // A non-empty list or tuple of plain tensors.
 struct TensorListArgument {
+  static constexpr bool kFromPython = true;
   using Type = at::TensorList;
   std::vector<at::Tensor> tensors;
   bool parse(PyObject* value) {
@@ -182,6 +185,7 @@ struct TensorListArgument {
 };
 
 struct FloatArgument {
+  static constexpr bool kFromPython = true;
   using Type = double;
   double value = 1;
   bool parse(PyObject* object) { return double_from_python(object, value); }
@@ -190,6 +194,7 @@ struct FloatArgument {
 
 // None, or a list or tuple of floats.
 struct OptionalFloatListArgument {
+  static constexpr bool kFromPython = true;
   using Type = std::optional<at::ArrayRef<double>>;
   std::optional<std::vector<double>> values;
   bool parse(PyObject* object) {
@@ -209,6 +214,26 @@ struct OptionalFloatListArgument {
   std::optional<at::ArrayRef<double>> get() const {
     return values ? std::optional<at::ArrayRef<double>>(*values) : std::nullopt;
   }
+};
+
+// The schema's arguments after the record's, which the lean entries leave at their defaults: a
+// real weight's imaginary part, and no dtype asked for.
+struct ImaginaryDefault {
+  static constexpr bool kFromPython = false;
+  using Type = double;
+  double get() const { return 0.0; }
+};
+
+struct ImaginaryListDefault {
+  static constexpr bool kFromPython = false;
+  using Type = std::optional<at::ArrayRef<double>>;
+  Type get() const { return std::nullopt; }
+};
+
+struct DTypeDefault {
+  static constexpr bool kFromPython = false;
+  using Type = std::optional<at::ScalarType>;
+  Type get() const { return std::nullopt; }
 };
 
 // The public overload and its .out overload of an operator whose schema takes Arguments,
@@ -254,7 +279,7 @@ struct EntryCall {
 // to see the operator's call.
 template <class... Arguments>
 PyObject* lean_entry(const EntryCall<Arguments...>& call) {
-  constexpr Py_ssize_t kArguments = sizeof...(Arguments) + 1;
+  constexpr Py_ssize_t kArguments = (Py_ssize_t{Arguments::kFromPython} + ... + 1);
   if (call.nargs != kArguments) {
     PyErr_Format(PyExc_TypeError, "vecadd._C.%s() takes %zd arguments (the last one out), got %zd",
                  call.name, kArguments, call.nargs);
@@ -270,7 +295,14 @@ PyObject* lean_entry(const EntryCall<Arguments...>& call) {
   const bool plain = std::apply(
       [args](Arguments&... each) {
         Py_ssize_t next = 0;
-        return (each.parse(args[next++]) && ...);
+        const auto parse = [&](auto& argument) {
+          if constexpr (std::decay_t<decltype(argument)>::kFromPython) {
+            return argument.parse(args[next++]);
+          } else {
+            return true;
+          }
+        };
+        return (parse(each) && ...);
       },
       parsed);
   if (!plain) {

@@ -9,8 +9,8 @@ namespace vecadd::torch_binding {
 
 at::Tensor NativeApi::empty_strided(const std::vector<std::int64_t>& sizes,
                                     const std::vector<std::int64_t>& strides,
-                                    const at::Tensor& like) {
-  return at::empty_strided(sizes, strides, like.options());
+                                    const at::Tensor& like, at::ScalarType dtype) {
+  return at::empty_strided(sizes, strides, like.options().dtype(dtype));
 }
 
 vecadd::ParallelFor NativeApi::parallel_for() {

@@ -36,6 +36,7 @@ struct NativeApi {
   static std::string device_name(const at::Tensor& t) { return t.device().str(); }
   static int device_index(const at::Tensor& t) { return t.device().index(); }
   static bool is_cuda(const at::Tensor& t) { return t.is_cuda(); }
+  static bool is_cpu(const at::Tensor& t) { return t.is_cpu(); }
   static vecadd::Operand operand(const at::Tensor& t) {
     return {static_cast<int>(t.dim()), t.sizes().data(), t.strides().data()};
   }
@@ -44,8 +45,10 @@ struct NativeApi {
   static const void* data(const at::Tensor& t) { return t.const_data_ptr(); }
   static void* mutable_data(const at::Tensor& t) { return t.mutable_data_ptr(); }
 
+  // A new tensor on `like`'s device, of `dtype`.
   static at::Tensor empty_strided(const std::vector<std::int64_t>& sizes,
-                                  const std::vector<std::int64_t>& strides, const at::Tensor& like);
+                                  const std::vector<std::int64_t>& strides, const at::Tensor& like,
+                                  at::ScalarType dtype);
 
   // The library's CPU ranges on torch's intra-op threads (at::parallel_for is inline: this
   // binding is compiled with torch's OpenMP, so it runs on torch's pool).

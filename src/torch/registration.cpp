@@ -45,6 +45,28 @@ struct Native<binding::FloatKind> {
   static void gather(Gathered& call, double number) { call.add(number); }
 };
 template <>
+struct Native<binding::ImaginaryKind> {
+  using Type = double;
+  static int inputs(double /*number*/) { return 0; }
+  static void gather(Gathered& call, double number) { call.add_imaginary(number); }
+};
+template <>
+struct Native<binding::ImaginaryListKind> {
+  using Type = std::optional<at::ArrayRef<double>>;
+  static int inputs(const Type& /*numbers*/) { return 0; }
+  static void gather(Gathered& call, const Type& numbers) {
+    if (numbers) {
+      call.add_imaginary_list(numbers->data(), static_cast<int>(numbers->size()));
+    }
+  }
+};
+template <>
+struct Native<binding::DTypeKind> {
+  using Type = std::optional<at::ScalarType>;
+  static int inputs(const Type& /*dtype*/) { return 0; }
+  static void gather(Gathered& call, const Type& dtype) { call.ask_dtype(dtype); }
+};
+template <>
 struct Native<binding::FloatListKind> {
   using Type = std::optional<at::ArrayRef<double>>;
   static int inputs(const Type& /*numbers*/) { return 0; }

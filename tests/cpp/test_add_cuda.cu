@@ -1,6 +1,7 @@
 // vecadd::add_cuda over plans on a GPU: the layouts of test_add_cpu, each through its
-// kernel, checked element by element against the plain loop on the host. Exits 77 (ctest's
-// "skipped") without a GPU.
+// kernel, checked element by element against the plain loop on the host; and vecadd::sum_cuda,
+// every dtype mixed with every other, checked against the reference of test_sum_cpu
+// (reference.h). Exits 77 (ctest's "skipped") without a GPU.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "arrays.h"
 #include "check.h"
+#include "reference.h"
 #include "vecadd/cuda.h"
 
 namespace {
@@ -160,7 +162,254 @@ unsigned block_size(cudaGraphNode_t node) {
 }
 #endif
 
+// ---- vecadd::sum_cuda: operands of their own dtypes ----
+
+using vecadd::DType;
+using vecadd::Number;
+using vecadd_test::CallInput;
+using vecadd_test::MixedArray;
+
+// A device copy of a mixed array's bytes, freed with it.
+struct DeviceBytes {
+  unsigned char* storage = nullptr;
+  std::size_t length = 0;
+
+  explicit DeviceBytes(const MixedArray& host) : length(host.storage.size()) {
+    CHECK(cudaMalloc(&storage, length + 16) == cudaSuccess);
+    CHECK(cudaMemcpy(storage, host.storage.data(), length, cudaMemcpyHostToDevice) == cudaSuccess);
+  }
+  ~DeviceBytes() { cudaFree(storage); }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+
+  void* at(const MixedArray& array) const {
+    return storage + array.offset * static_cast<std::int64_t>(array.element_size());
+  }
+};
+
+// A weight for each compute type whose products are exact in every common dtype's precision for
+// complex sums (the GPU fuses inside complex products as torch's CUDA kernels do; the reference
+// does not), and -0.75 otherwise.
+Number weight_on_gpu(DType common) {
+  return vecadd_test::is_complex(common) ? Number{2, 2.0, -1.0}
+                                         : Number{common == DType::kBool ? 1 : 3, -0.75, 0.0};
+}
+
+// Runs the call on the GPU (its arrays copied there, z copied back) and returns the elements
+// that differ from the reference.
+std::int64_t sum_on_device(const std::vector<CallInput>& inputs, MixedArray& z, DType common) {
+  std::vector<std::unique_ptr<DeviceBytes>> copies;
+  std::vector<const void*> data;
+  for (const CallInput& input : inputs) {
+    if (input.array != nullptr) {
+      copies.push_back(std::make_unique<DeviceBytes>(*input.array));
+      data.push_back(copies.back()->at(*input.array));
+    } else {
+      data.push_back(nullptr);
+    }
+  }
+  const DeviceBytes dz(z);
+  const std::vector<vecadd::SumInput> described = vecadd_test::sum_inputs(inputs, data);
+  const vecadd::Sum sum{described.data(),
+                        static_cast<int>(described.size()),
+                        {dz.at(z), z.operand(), z.dtype},
+                        common};
+  CHECK(vecadd::sum_cuda(sum, vecadd::plan_sum(sum), nullptr) == cudaSuccess);
+  CHECK(cudaDeviceSynchronize() == cudaSuccess);
+  CHECK(cudaMemcpy(z.storage.data(), dz.storage, dz.length, cudaMemcpyDeviceToHost) == cudaSuccess);
+  std::string first;
+  const std::int64_t wrong = vecadd_test::sum_mismatches(inputs, z, common, true, &first);
+  if (wrong != 0) {
+    std::printf("  common %s, z %s: %s\n", vecadd::dtype_name(common), vecadd::dtype_name(z.dtype),
+                first.c_str());
+  }
+  return wrong;
+}
+
+constexpr std::int64_t kLength = 1100;
+
+MixedArray zeros(DType dtype, vecadd_test::Sizes sizes, vecadd_test::Sizes strides = {}) {
+  return vecadd_test::make_mixed(dtype, std::move(sizes), {vecadd_test::Ref::of_int(0)},
+                                 std::move(strides));
+}
+
 }  // namespace
+
+TEST(sum_cuda_casts_every_dtype_to_every_common_dtype) {
+  const auto values = vecadd_test::interesting_values();
+  for (const DType from : vecadd_test::kAllDTypes) {
+    const MixedArray x = vecadd_test::make_mixed(from, {kLength}, values);
+    for (const DType common : vecadd_test::kAllDTypes) {
+      MixedArray z = zeros(common, {kLength});
+      CHECK_EQ(sum_on_device({vecadd_test::array_input(x)}, z, common), 0);
+    }
+  }
+}
+
+TEST(sum_cuda_sums_every_pair_of_dtypes_in_every_common_dtype) {
+  const auto values = vecadd_test::interesting_values();
+  for (const DType first : vecadd_test::kAllDTypes) {
+    const MixedArray x = vecadd_test::make_mixed(first, {kLength}, values);
+    for (const DType second : vecadd_test::kAllDTypes) {
+      const MixedArray y = vecadd_test::make_mixed(second, {kLength}, values, {}, 0, 7);
+      for (const DType common : vecadd_test::kAllDTypes) {
+        MixedArray z = zeros(common, {kLength});
+        CHECK_EQ(sum_on_device({vecadd_test::array_input(x),
+                                vecadd_test::array_input(y, weight_on_gpu(common))},
+                               z, common),
+                 0);
+      }
+    }
+  }
+}
+
+TEST(sum_cuda_casts_the_rounded_sum_into_every_out_dtype) {
+  const auto values = vecadd_test::interesting_values();
+  for (const DType common : vecadd_test::kAllDTypes) {
+    const MixedArray x = vecadd_test::make_mixed(common, {kLength}, values);
+    const MixedArray y = vecadd_test::make_mixed(common, {kLength}, values, {}, 0, 3);
+    for (const DType out : vecadd_test::kAllDTypes) {
+      MixedArray z = zeros(out, {kLength});
+      CHECK_EQ(sum_on_device({vecadd_test::array_input(x), vecadd_test::array_input(y)}, z, common),
+               0);
+    }
+  }
+}
+
+TEST(sum_cuda_takes_constants_by_value_first_or_last) {
+  // Contiguous and aligned (the constant kernels of the six tuned dtypes), and off by one
+  // element (the dynamic kernel), for every common dtype and constant dtype.
+  const auto values = vecadd_test::interesting_values();
+  const Number constants[] = {Number::of_integer(300), Number{5000000007, 0.1, 0.0},
+                              Number{-1, 65519.0, 2.5}};
+  for (const DType common : vecadd_test::kAllDTypes) {
+    for (const std::int64_t offset : {0, 1}) {
+      const MixedArray x = vecadd_test::make_mixed(common, {kLength}, values, {}, offset);
+      for (const DType dtype : vecadd_test::kAllDTypes) {
+        for (const Number& value : constants) {
+          for (const bool scalar : {false, true}) {
+            MixedArray z = zeros(common, {kLength});
+            CHECK_EQ(sum_on_device(
+                         {vecadd_test::array_input(x),
+                          vecadd_test::constant_input(dtype, value, scalar, weight_on_gpu(common))},
+                         z, common),
+                     0);
+            CHECK_EQ(sum_on_device(
+                         {vecadd_test::constant_input(dtype, value, scalar, weight_on_gpu(common)),
+                          vecadd_test::array_input(x, weight_on_gpu(common))},
+                         z, common),
+                     0);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(sum_cuda_a_scalar_skips_the_rounding_to_a_16_bit_common_dtype) {
+  const MixedArray x =
+      vecadd_test::make_mixed(DType::kFloat16, {4096}, {vecadd_test::Ref::of_int(1)});
+  const Number value = Number::of_real(0.00048828125 + 2.384185791015625e-7);
+  for (const bool scalar : {false, true}) {
+    MixedArray z = zeros(DType::kFloat16, {4096});
+    CHECK_EQ(sum_on_device({vecadd_test::array_input(x),
+                            vecadd_test::constant_input(DType::kFloat64, value, scalar)},
+                           z, DType::kFloat16),
+             0);
+    CHECK(vecadd_test::load(z.data(), DType::kFloat16).re == (scalar ? 1.0009765625 : 1.0));
+  }
+}
+
+TEST(sum_cuda_mixed_layouts) {
+  const auto values = vecadd_test::random_values(5, 97);
+  const auto more = vecadd_test::random_values(6, 89);
+  for (const DType common : {DType::kFloat32, DType::kBFloat16, DType::kInt64, DType::kComplex64}) {
+    const DType other = common == DType::kFloat32 ? DType::kBFloat16 : DType::kFloat32;
+    const DType wide = common == DType::kInt64 ? DType::kInt32 : DType::kFloat16;
+    for (const std::int64_t n : {std::int64_t{1} << 20, std::int64_t{4097}}) {  // whole tiles
+      const MixedArray x = vecadd_test::make_mixed(other, {n}, values);
+      const MixedArray y = vecadd_test::make_mixed(wide, {n}, more);
+      MixedArray z = zeros(common, {n});
+      CHECK_EQ(sum_on_device({vecadd_test::array_input(x),
+                              vecadd_test::array_input(y, weight_on_gpu(common))},
+                             z, common),
+               0);
+      MixedArray w = zeros(common, {n});  // and the other way round
+      CHECK_EQ(sum_on_device({vecadd_test::array_input(y),
+                              vecadd_test::array_input(x, weight_on_gpu(common))},
+                             w, common),
+               0);
+    }
+    {  // a row broadcast, a column broadcast and a 0-dim array
+      const MixedArray x = vecadd_test::make_mixed(common, {300, 256}, values);
+      MixedArray z = zeros(common, {300, 256});
+      for (const vecadd_test::Sizes& shape :
+           {vecadd_test::Sizes{256}, vecadd_test::Sizes{300, 1}, vecadd_test::Sizes{}}) {
+        const MixedArray y = vecadd_test::make_mixed(other, shape, more);
+        CHECK_EQ(
+            sum_on_device({vecadd_test::array_input(x), vecadd_test::array_input(y)}, z, common),
+            0);
+      }
+    }
+    {  // x transposed, y sliced with a step and off by one, z of another dtype
+      const MixedArray x = vecadd_test::make_mixed(other, {200, 150}, values, {1, 200});
+      const MixedArray y = vecadd_test::make_mixed(wide, {200, 150}, more, {450, 3}, 1);
+      MixedArray z = zeros(DType::kComplex128, {200, 150});
+      CHECK_EQ(sum_on_device({vecadd_test::array_input(x), vecadd_test::array_input(y)}, z, common),
+               0);
+    }
+    {  // eleven dimensions that cannot merge: three loop on the host
+      const vecadd_test::Sizes sizes(11, 2);
+      const MixedArray x =
+          vecadd_test::make_mixed(other, sizes, values, vecadd_test::unmergeable_strides(11));
+      const MixedArray y =
+          vecadd_test::make_mixed(wide, vecadd_test::Sizes(sizes.begin() + 3, sizes.end()), more);
+      MixedArray z = zeros(common, sizes);
+      CHECK_EQ(sum_on_device({vecadd_test::array_input(x), vecadd_test::array_input(y)}, z, common),
+               0);
+    }
+  }
+}
+
+TEST(sum_cuda_sums_of_many_inputs_of_many_dtypes) {
+  const DType dtypes[] = {DType::kFloat16,   DType::kInt8,  DType::kFloat32, DType::kBool,
+                          DType::kBFloat16,  DType::kInt64, DType::kFloat64, DType::kUInt8,
+                          DType::kComplex32, DType::kInt16, DType::kFloat32, DType::kInt32};
+  for (const DType common : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kComplex128}) {
+    for (const int n : {3, 8, 12}) {
+      std::vector<MixedArray> owned;
+      for (int i = 0; i < n; ++i) {
+        const int kind = i % 4;
+        const auto values = vecadd_test::random_values(static_cast<unsigned>(i + 1), 41);
+        owned.push_back(kind == 1   ? vecadd_test::make_mixed(dtypes[i], {33, 1}, values)
+                        : kind == 2 ? vecadd_test::make_mixed(dtypes[i], {40}, values)
+                        : kind == 3 ? vecadd_test::make_mixed(dtypes[i], {33, 40}, values, {1, 33})
+                                    : vecadd_test::make_mixed(dtypes[i], {33, 40}, values));
+      }
+      std::vector<CallInput> inputs;
+      for (int i = 0; i < n; ++i) {
+        inputs.push_back(vecadd_test::array_input(owned[static_cast<std::size_t>(i)],
+                                                  Number{i % 3 - 1, (i % 3 - 1) * 0.5, 0.0}));
+      }
+      inputs.push_back(vecadd_test::constant_input(DType::kFloat64, Number::of_real(0.25), true));
+      MixedArray z = zeros(common, {33, 40});
+      CHECK_EQ(sum_on_device(inputs, z, common), 0);
+    }
+  }
+}
+
+TEST(sum_cuda_refuses_a_plan_of_another_call) {
+  const std::int64_t four = 4;
+  const vecadd::Operand vector{1, &four, nullptr};
+  float* data = nullptr;
+  CHECK(cudaMalloc(&data, 16 * sizeof(float)) == cudaSuccess);
+  const vecadd::SumInput inputs[] = {{data, vector, DType::kFloat32},
+                                     {data + 4, vector, DType::kBFloat16}};
+  const vecadd::Sum two{inputs, 2, {data + 8, vector, DType::kFloat32}, DType::kFloat32};
+  const vecadd::Sum one{inputs, 1, {data + 8, vector, DType::kFloat32}, DType::kFloat32};
+  CHECK(vecadd::sum_cuda(one, vecadd::plan_sum(two), nullptr) == cudaErrorInvalidValue);
+  cudaFree(data);
+}
 
 // A launch overlaps the kernel before it when that kernel is vecadd's, or, after any other
 // kernel, only for calls of 1 MiB or more; 1024-thread blocks only behind a vecadd kernel.

@@ -13,9 +13,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -61,16 +63,35 @@ MODE_TITLES = {
 BLOCK_MODES = ("compiled", "training")
 
 
+# `bench --help`'s closing lines; {prog} is how the user called the command line.
+EXAMPLES = """examples:
+  {prog} bench --device cpu
+      every dtype, n = 2**10 to 2**22, 7 rounds: about 20 s on 2 idle CPU cores
+  {prog} bench --device cuda --mode all --json bench.json
+      on a GPU: every mode, n up to 2**28, the raw numbers kept in bench.json
+"""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--device", default=None, help="cpu or cuda[:N] (default: cuda if present)")
+    parser.add_argument(
+        "--device",
+        default=None,
+        help="cpu or cuda[:N] (default: cuda where a GPU is visible and vecadd's CUDA kernels are "
+        "loaded, else cpu; the first line on stderr says which and why)",
+    )
     parser.add_argument(
         "--dtypes", default=",".join(DTYPE_NAMES), help="comma-separated dtypes (default: all six)"
     )
-    parser.add_argument("--min-log2", type=int, default=10, help="smallest n is 2**this (10)")
     parser.add_argument(
-        "--max-log2", type=int, default=None, help="largest n is 2**this (28 on CUDA, 22 on CPU)"
+        "--min-log2", type=int, default=10, help="smallest n is 2**this (default: 10)"
     )
-    parser.add_argument("--step", type=int, default=1, help="step between exponents (1)")
+    parser.add_argument(
+        "--max-log2",
+        type=int,
+        default=None,
+        help="largest n is 2**this (default: 28 on cuda, 22 on cpu)",
+    )
+    parser.add_argument("--step", type=int, default=1, help="step between exponents (default: 1)")
     parser.add_argument(
         "--layouts",
         default="contiguous",
@@ -80,7 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out",
         choices=("both", "yes", "no"),
         default="both",
-        help="time with out= given, without, or both (default)",
+        help="time with out= given, without, or both (default: both)",
     )
     parser.add_argument(
         "--mode",
@@ -91,7 +112,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "steps of a stack with torch's operators and with vecadd's, batch 1 and 8), or all",
     )
     parser.add_argument(
-        "--rounds", type=int, default=7, help="timed rounds; the median of per-round ratios is kept"
+        "--rounds",
+        type=int,
+        default=7,
+        help="timed rounds; the median of per-round ratios is kept (default: 7)",
     )
     parser.add_argument(
         "--op",
@@ -114,17 +138,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="compiled mode: leave out the compiled training step of a transformer-style stack",
     )
-    parser.add_argument("--json", metavar="FILE", help="write the raw numbers as JSON")
-    parser.add_argument("--plot", metavar="FILE.png", help="draw the ratio to torch.add against n")
+    parser.add_argument(
+        "--json", metavar="FILE", help="write the raw numbers as JSON (default: none)"
+    )
+    parser.add_argument(
+        "--plot", metavar="FILE.png", help="draw the ratio to torch.add against n (default: none)"
+    )
 
 
 # ---------------------------------------------------------------- driver
 
 
-def _progress(items: list, label: str) -> Iterator:
-    # Progress redraws a line with carriage returns: meant for a terminal, noise in a log.
+def _progress(items: list, label: str, group: Callable[[Any], str]) -> Iterator:
+    """`items`, showing progress on stderr: a bar redrawn in place on a terminal; elsewhere (a
+    log, a pipe) a line as each group of items (`group(item)`: a mode and dtype) is done."""
     if not sys.stderr.isatty():
-        yield from items
+        yield from _progress_lines(items, label, group)
         return
     try:
         from tqdm import tqdm
@@ -135,6 +164,21 @@ def _progress(items: list, label: str) -> Iterator:
         print(file=sys.stderr)
         return
     yield from tqdm(items, desc=label, file=sys.stderr)
+
+
+def _progress_lines(items: list, label: str, group: Callable[[Any], str]) -> Iterator:
+    groups = list(dict.fromkeys(group(item) for item in items))
+    started, finished = time.monotonic(), 0
+    for done, item in enumerate(items, 1):
+        yield item
+        if done == len(items) or group(items[done]) != group(item):
+            finished += 1
+            print(
+                f"{label}: {group(item)} done ({finished}/{len(groups)}, "
+                f"{time.monotonic() - started:.0f} s so far)",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def run_bandwidth(
@@ -155,7 +199,12 @@ def run_bandwidth(
         for with_out in out_modes
     ]
     rows = []
-    for mode, dtype, n, layout, with_out in _progress(cases, "bench"):
+
+    def group(case: tuple) -> str:
+        mode, dtype, _, layout, _ = case
+        return f"{mode} {dtype}" + ("" if layout == "contiguous" else f" {layout}")
+
+    for mode, dtype, n, layout, with_out in _progress(cases, "bench", group):
         rows.extend(measure(mode, device, DTYPE_NAMES[dtype], n, layout, with_out, rounds))
     # A pipeline cell gives an eager and a graphed row: keep each kind of row together.
     kinds = list(dict.fromkeys(row.mode for row in rows))
@@ -184,8 +233,10 @@ def shapes_from_argument(value: str) -> list[tuple[int, ...]]:
     return shapes
 
 
-def run_compiled(args: argparse.Namespace, device: torch.device) -> None:
-    """--mode compiled: each block compiled with torch's operators and with vecadd's."""
+def compiled_dtypes_and_shapes(
+    args: argparse.Namespace, device: torch.device
+) -> tuple[list[str], list[tuple[int, ...]]]:
+    """--mode compiled's dtypes and shapes, checked: floating-point dtypes only."""
     default_dtypes = args.dtypes == ",".join(DTYPE_NAMES)
     dtypes = list(DEFAULT_DTYPES[device.type]) if default_dtypes else args.dtypes.split(",")
     floats = [name for name in dtypes if DTYPE_NAMES[name].is_floating_point]
@@ -199,6 +250,16 @@ def run_compiled(args: argparse.Namespace, device: torch.device) -> None:
         if args.shapes is not None
         else list(DEFAULT_SHAPES[device.type])
     )
+    return dtypes, shapes
+
+
+def run_compiled(
+    args: argparse.Namespace,
+    device: torch.device,
+    dtypes: list[str],
+    shapes: list[tuple[int, ...]],
+) -> None:
+    """--mode compiled: each block compiled with torch's operators and with vecadd's."""
     print(f"\nmode compiled: {MODE_TITLES['compiled']} ({torch.get_num_threads()} CPU threads)")
     print(HEADER, flush=True)
     rows = []
@@ -221,20 +282,26 @@ def run_compiled(args: argparse.Namespace, device: torch.device) -> None:
 # ---------------------------------------------------------------- checking the command line
 
 
-def device_from_argument(value: str | None) -> torch.device:
-    """The device `--device value` names, if vecadd can run on it here; the default: cuda if
-    a GPU is visible, else cpu."""
+def device_from_argument(value: str | None) -> tuple[torch.device, str]:
+    """The device `--device value` names, if vecadd can run on it here, and why it is the one;
+    the default: cuda where a GPU is visible and vecadd's CUDA kernels are loaded, else cpu."""
     expected = "expected cpu, cuda or cuda:N"
     if value is None:
-        if torch.cuda.is_available():
-            return torch.device("cuda", torch.cuda.current_device())
-        return torch.device("cpu")
+        if not torch.cuda.is_available():
+            why = "no CUDA GPU is visible here (torch.cuda.is_available() is False)"
+            return torch.device("cpu"), f", as {why}"
+        if not build_info()["with_cuda"]:
+            why = f"vecadd's CUDA kernels are not loaded ({build_info()['cuda_not_loaded']})"
+            return torch.device("cpu"), f", as {why}"
+        device = torch.device("cuda", torch.cuda.current_device())
+        name = torch.cuda.get_device_name(device)
+        return device, f" ({name}), the default where a GPU is visible; --device cpu for the CPU"
     try:
         device = torch.device(value)
     except (RuntimeError, ValueError):
         raise CommandLineError(f"--device {value!r} is not a device; {expected}") from None
     if device.type == "cpu" and device.index in (None, 0):
-        return torch.device("cpu")
+        return torch.device("cpu"), ", as --device asks"
     if device.type != "cuda":
         raise CommandLineError(f"--device {value!r}: vecadd runs on cpu and cuda; {expected}")
     if not build_info()["with_cuda"]:
@@ -255,7 +322,8 @@ def device_from_argument(value: str | None) -> torch.device:
             f"N < {count}"
         )
     index = torch.cuda.current_device() if device.index is None else device.index
-    return torch.device("cuda", index)
+    device = torch.device("cuda", index)
+    return device, f" ({torch.cuda.get_device_name(device)}), as --device asks"
 
 
 def names_from_argument(option: str, value: str, known: Iterable[str], kind: str) -> list[str]:
@@ -310,15 +378,9 @@ def _where(device: torch.device) -> dict:
     return {"device": str(device), "device_name": name, "torch": torch.__version__}
 
 
-def run_add_n(
-    args: argparse.Namespace,
-    device: torch.device,
-    modes: list[str],
-    dtypes: list[str],
-    exponents: Iterable[int],
-    layouts: list[str],
-) -> int:
-    """--op add_n: each mode, dtype, size and input count, against the chain and torch.compile."""
+def add_n_counts(args: argparse.Namespace, modes: list[str], layouts: list[str]) -> list[int]:
+    """--op add_n's input counts, checked with what it can time (modes chain and cold,
+    contiguous tensors)."""
     if "pipeline" in modes or layouts != ["contiguous"]:
         raise CommandLineError(
             f"--op add_n times the modes chain and cold on contiguous tensors; got --mode "
@@ -331,10 +393,22 @@ def run_add_n(
                 f"--inputs {args.inputs!r}: expected comma-separated counts from 2 to 8"
             )
         counts.append(int(value))
+    return counts
+
+
+def run_add_n(
+    args: argparse.Namespace,
+    device: torch.device,
+    modes: list[str],
+    dtypes: list[str],
+    exponents: Iterable[int],
+    counts: list[int],
+) -> int:
+    """--op add_n: each mode, dtype, size and input count, against the chain and torch.compile."""
     cases = [(m, d, 2**e, k) for m in modes for d in dtypes for e in exponents for k in counts]
     rows = [
         measure_add_n(mode, device, DTYPE_NAMES[dtype], n, k, args.rounds)
-        for mode, dtype, n, k in _progress(cases, "bench add_n")
+        for mode, dtype, n, k in _progress(cases, "bench add_n", lambda case: " ".join(case[:2]))
     ]
     print(format_add_n(rows))
     if args.json:
@@ -351,7 +425,7 @@ def run_from_arguments(args: argparse.Namespace) -> int:
     layouts = names_from_argument("--layouts", args.layouts, LAYOUTS, "layout")
     modes = modes_from_argument(args.mode)
     check_output_files(args)
-    device = device_from_argument(args.device)
+    device, why = device_from_argument(args.device)
     max_log2 = args.max_log2 if args.max_log2 is not None else (28 if device.type == "cuda" else 22)
     if max_log2 < args.min_log2:
         raise CommandLineError(
@@ -359,18 +433,22 @@ def run_from_arguments(args: argparse.Namespace) -> int:
             f"{device.type}), or give --max-log2"
         )
     exponents = range(args.min_log2, max_log2 + 1, args.step)
-    if "compiled" in modes:
-        run_compiled(args, device)
-    if "training" in modes:
+    compiled = compiled_dtypes_and_shapes(args, device) if "compiled" in modes else None
+    training = "training" in modes
+    modes = [mode for mode in modes if mode not in BLOCK_MODES]
+    counts = add_n_counts(args, modes, layouts) if args.op == "add_n" and modes else None
+    # Every argument is checked: from here on the command times, and says where.
+    print(f"bench: timing on {device}{why}", file=sys.stderr, flush=True)
+    if compiled is not None:
+        run_compiled(args, device, *compiled)
+    if training:
         from .training import run_training_mode
 
         run_training_mode(device, args.rounds, args.json)
-    if any(mode in BLOCK_MODES for mode in modes):
-        modes = [mode for mode in modes if mode not in BLOCK_MODES]
-        if not modes:
-            return 0
+    if not modes:
+        return 0
     if args.op == "add_n":
-        return run_add_n(args, device, modes, dtypes, exponents, layouts)
+        return run_add_n(args, device, modes, dtypes, exponents, counts)
     out_modes = {"both": (False, True), "yes": (True,), "no": (False,)}[args.out]
     rows = run_bandwidth(device, modes, dtypes, exponents, layouts, out_modes, args.rounds)
     cold_gbps = (

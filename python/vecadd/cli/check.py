@@ -35,18 +35,50 @@ def available_devices() -> list[torch.device]:
 def random_tensor(
     shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, generator: torch.Generator
 ) -> torch.Tensor:
-    if dtype.is_floating_point:
+    """Values of every kind a dtype holds: negative, fractional, complex, true and false."""
+    if dtype == torch.bool:
+        values = torch.randint(0, 2, shape, generator=generator, dtype=torch.int64)
+    elif dtype.is_floating_point or dtype.is_complex:
         values = torch.randn(shape, generator=generator, dtype=torch.float64)
+        if dtype.is_complex:
+            values = torch.complex(values, torch.randn(shape, generator=generator).double())
     else:
-        values = torch.randint(-1000, 1000, shape, generator=generator, dtype=torch.int64)
+        low = 0 if dtype == torch.uint8 else -100
+        values = torch.randint(low, 100, shape, generator=generator, dtype=torch.int64)
     return values.to(device=device, dtype=dtype)
 
 
+def _exactly(tensor: torch.Tensor) -> torch.Tensor:
+    """A tensor's values where every dtype's are exact: complex128, or int64 for integers."""
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        return tensor.to(torch.complex128)
+    return tensor.to(torch.int64)
+
+
+def _epsilon(dtype: torch.dtype) -> float:
+    """One rounding of a floating or complex dtype, relative."""
+    parts = {torch.complex32: torch.float16, torch.complex64: torch.float32}
+    return torch.finfo(parts.get(dtype, torch.float64 if dtype.is_complex else dtype)).eps
+
+
+def _within_roundings(result, exact, scale, roundings: int) -> None:
+    """result is exact within `roundings` roundings of its dtype, relative to `scale`."""
+    finite = exact.isfinite()
+    allowed = roundings * _epsilon(result.dtype) * scale + 1e-300
+    beyond = ((_exactly(result) - exact).abs() - allowed)[finite]
+    assert not (beyond > 0).any(), f"error exceeds one rounding by up to {beyond.max().item()}"
+    torch.testing.assert_close(_exactly(result)[~finite], exact[~finite], equal_nan=True)
+
+
 def assert_matches_torch_add(
-    result: torch.Tensor, x: torch.Tensor, y: torch.Tensor, alpha: float | int = 1
+    result: torch.Tensor, x: torch.Tensor, y: torch.Tensor, alpha: complex | float | int = 1
 ) -> None:
     """`result` is torch.add(x, y, alpha=alpha): the same shape, strides, dtype and device;
-    the same values for alpha = 1 and integers, else within one rounding of the exact value."""
+    the same values for alpha = 1 and integer or bool sums, else within one rounding of the
+    exact value (an integral float alpha, which vecadd takes for an integer sum, as an int)."""
+    integral = not (result.dtype.is_floating_point or result.dtype.is_complex)
+    if integral and isinstance(alpha, float) and alpha.is_integer():
+        alpha = int(alpha)
     expected = torch.add(x, y, alpha=alpha)
     assert result.shape == expected.shape
     assert result.stride() == expected.stride(), (
@@ -54,18 +86,14 @@ def assert_matches_torch_add(
     )
     assert result.dtype == expected.dtype
     assert result.device == expected.device
-    if alpha == 1 or not result.dtype.is_floating_point:
-        torch.testing.assert_close(result, expected, rtol=0, atol=0, equal_nan=True)
+    if alpha == 1 or integral:
+        torch.testing.assert_close(
+            _exactly(result), _exactly(expected), rtol=0, atol=0, equal_nan=True
+        )
         return
     # torch may round alpha * y first or fuse the multiply-add: compare with the exact value.
-    exact = x.double() + alpha * y.double()
-    finfo = torch.finfo(result.dtype)
-    allowed = finfo.eps * (x.double().abs() + abs(alpha) * y.double().abs()) + finfo.tiny
-    error = (result.double() - exact).abs()
-    finite = exact.isfinite()
-    beyond = (error - allowed)[finite]
-    assert not (beyond > 0).any(), f"error exceeds one rounding by up to {beyond.max().item()}"
-    torch.testing.assert_close(result.double()[~finite], exact[~finite], equal_nan=True)
+    exact = _exactly(x) + alpha * _exactly(y)
+    _within_roundings(result, exact, _exactly(x).abs() + abs(alpha) * _exactly(y).abs(), 1)
 
 
 def _case(device: torch.device, name: str, run: Callable[[], None]) -> CheckResult:
@@ -105,15 +133,24 @@ def assert_is_weighted_sum(result: torch.Tensor, tensors: list, weights: list) -
     assert result.shape == chain.shape
     assert result.stride() == chain.stride(), "memory layout differs from torch.add's"
     assert (result.dtype, result.device) == (chain.dtype, chain.device)
-    exact = sum(w * t.double() for w, t in zip(weights, tensors, strict=True))
-    if not result.dtype.is_floating_point:
-        torch.testing.assert_close(result.double(), exact, rtol=0, atol=0)
+    if result.dtype == torch.bool:  # a sum of bools is "or", a weighted term "and"
+        terms = [
+            t.to(result.device).bool() & bool(w) for w, t in zip(weights, tensors, strict=True)
+        ]
+        expected = terms[0]
+        for term in terms[1:]:
+            expected = expected | term
+        assert torch.equal(result, expected.expand(result.shape))
         return
-    scale = sum(abs(w) * t.double().abs() for w, t in zip(weights, tensors, strict=True))
-    finfo = torch.finfo(result.dtype)
-    bound = len(tensors) * finfo.eps * scale + finfo.tiny
-    worst = ((result.double() - exact).abs() - bound).max().item()
-    assert worst <= 0, f"error exceeds one rounding per term by {worst}"
+    exact = sum(w * _exactly(t.to(result.device)) for w, t in zip(weights, tensors, strict=True))
+    if not (result.dtype.is_floating_point or result.dtype.is_complex):
+        # Integers wrap around: the exact sum, cast as the kernels' arithmetic wraps it.
+        assert torch.equal(result, exact.to(result.dtype).expand(result.shape))
+        return
+    terms = [
+        abs(w) * _exactly(t.to(result.device)).abs() for w, t in zip(weights, tensors, strict=True)
+    ]
+    _within_roundings(result, exact, sum(terms), len(tensors))
 
 
 def check_device(device: torch.device, seed: int = 0) -> list[CheckResult]:
@@ -137,6 +174,19 @@ def check_device(device: torch.device, seed: int = 0) -> list[CheckResult]:
                     assert_matches_torch_add(add(view, view), view, view)
 
             results.append(_case(device, f"{op.name} {dtype_name(dtype)}", same_as_exact))
+
+        def promoted(op: Operator = op, wrapper=wrapper) -> None:
+            # A float32 stream and a bfloat16 branch (mixed precision) give float32, as torch.
+            sample = sample_arguments(
+                op, lambda shape: random_tensor(shape, torch.float32, device, generator)
+            )
+            tensors, _ = op.terms(*sample)
+            mixed = [t if i % 2 == 0 else t.bfloat16() for i, t in enumerate(tensors)]
+            arguments = op.with_tensors(sample, mixed)
+            positional, keywords = op.split(arguments)
+            assert_is_weighted_sum(wrapper(*positional, **keywords), *op.terms(*arguments))
+
+        results.append(_case(device, f"{op.name} float32 + bfloat16", promoted))
 
         def gradients(op: Operator = op, wrapper=wrapper) -> None:
             def leaf(shape: tuple[int, ...]) -> torch.Tensor:

@@ -4,52 +4,91 @@
 from __future__ import annotations
 
 import json
+import textwrap
+from pathlib import Path
 
 import torch
 
 from .._info import build_info
 
 LABEL_WIDTH = 20
+# The widest line `vecadd info` and `vecadd check` print: one glance, on any terminal.
+LINE_WIDTH = 100
 
 
 def _words(values: list[str], empty: str = "none") -> str:
     return ", ".join(values) if values else empty
 
 
+def wrapped(value: str, width: int, indent: str = "") -> list[str]:
+    """`value` in lines of at most `width` characters, the second on starting with `indent`:
+    broken at spaces, and a path too long for one line after a slash."""
+    lines: list[str] = []
+    pieces = textwrap.wrap(
+        value, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    )
+    for line in pieces:
+        start = len(indent) + 1 if lines else 1
+        while len(line) > width and "/" in line[start:width]:
+            cut = line.rindex("/", start, width) + 1
+            lines.append(line[:cut])
+            line, start = indent + line[cut:], len(indent) + 1
+        lines.append(line)
+    return lines or [""]
+
+
+def format_lines(pairs: list[tuple[str, str]], indent: int = LABEL_WIDTH) -> list[str]:
+    """`label: value` lines, values aligned at `indent` and wrapped within LINE_WIDTH."""
+    lines = []
+    for label, value in pairs:
+        head = f"{label + ':' if label else '':<{indent}}"
+        first, *rest = wrapped(value, LINE_WIDTH - indent)
+        lines += [head + first, *(" " * indent + line for line in rest)]
+    return lines
+
+
+def _relative(path: str, folder: Path) -> str:
+    """`path` below `folder` as a relative path, else whole."""
+    return str(Path(path).relative_to(folder)) if Path(path).is_relative_to(folder) else path
+
+
 def info_lines(info: dict) -> list[tuple[str, str]]:
-    """(label, value) pairs of build_info() and of the torch and GPUs this process sees."""
+    """(label, value) pairs of build_info() and of the torch and GPUs this process sees; each
+    fact once."""
+    import vecadd
+
     gpus = (
         [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
         if torch.cuda.is_available()
         else []
     )
-    if info["with_cuda"]:
-        kernels = f"CUDA {info['cuda_version']}, {_words(info['cuda_archs'])}"
-    else:
-        kernels = f"not loaded ({info['cuda_not_loaded']})"
+    package = Path(vecadd.__file__).resolve().parent
     lines = [
         ("version", info["version"]),
-        ("torch API", info["torch_abi"]),
+        ("torch API", f"{info['torch_abi']}, loads under {info['torch_requirement']}"),
         ("built with torch", info["torch_version"]),
-        ("loads under", info["torch_requirement"]),
         ("torch loaded", f"{torch.__version__} (CUDA {torch.version.cuda or 'none'})"),
         ("GPUs", _words(gpus)),
-        ("CUDA kernels", kernels),
+        ("installed in", str(package)),
     ]
-    if info["with_cuda"]:
-        lines.append(("CUDA library", info["cuda_library"]))
-    lines.append(("CUDA runtimes", _words(info["cuda_runtimes"])))
     libraries = info["cuda_libraries"]
-    lines.append(("CUDA libraries", str(len(libraries)) if libraries else "none"))
-    for library in libraries:
-        state = "loaded" if library["folder"] == info["cuda_library"] else "not loaded"
-        lines.append(
-            (
-                "",
-                f"CUDA {library['cuda_version']} ({state}): {library['folder']}, "
-                f"{_words(library['cuda_archs'])}",
-            )
-        )
+    if info["with_cuda"]:
+        folder = _relative(info["cuda_library"], package)
+        lines.append(("CUDA kernels", f"CUDA {info['cuda_version']}, loaded from {folder}"))
+        lines.append(("architectures", _words(info["cuda_archs"])))
+        # Each CUDA library runs on the runtime of its major that torch has loaded.
+        runtimes = info["cuda_runtimes"]
+        lines.append(("CUDA runtime" if len(runtimes) == 1 else "CUDA runtimes", _words(runtimes)))
+    else:
+        lines.append(("CUDA kernels", f"none loaded: {info['cuda_not_loaded']}"))
+    others = [
+        f"CUDA {library['cuda_version']} ({_relative(library['folder'], package)})"
+        for library in libraries
+        if library["folder"] != info["cuda_library"]
+    ]
+    if others:
+        label = "also in this build" if info["with_cuda"] else "CUDA libraries"
+        lines.append((label, _words(others)))
     return lines
 
 
@@ -58,6 +97,6 @@ def print_info(as_json: bool = False) -> int:
     if as_json:
         print(json.dumps(info, indent=2))
         return 0
-    for label, value in info_lines(info):
-        print(f"{label + ':' if label else '':<{LABEL_WIDTH}}{value}")
+    for line in format_lines(info_lines(info)):
+        print(line)
     return 0

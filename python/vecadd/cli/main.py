@@ -42,8 +42,16 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "--json", action="store_true", help="print vecadd.build_info() and what it sees as JSON"
     )
     commands.add_parser("check", help="self-test of every operator on every device present")
-    bench = commands.add_parser("bench", help="bandwidth of vecadd.add against torch.add")
-    from ..bench.command import add_arguments
+    from ..bench.command import EXAMPLES, add_arguments
+
+    bench = commands.add_parser(
+        "bench",
+        help="bandwidth of vecadd.add against torch.add",
+        description="Bandwidth of vecadd.add against torch.add (or of vecadd.add_n against a\n"
+        "chain of torch.add), timed side by side in interleaved rounds.",
+        epilog=EXAMPLES.format(prog=prog),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
     add_arguments(bench)
     return parser
@@ -59,17 +67,21 @@ def _check() -> int:
 
     from .._info import build_info
     from .check import run_checks, untested_cuda_note
+    from .info import LINE_WIDTH, wrapped
+
+    def print_wrapped(text: str) -> None:
+        # Past the device column: a failure's words and the note wrap under the cases.
+        print("\n".join(wrapped(text, LINE_WIDTH, indent=" " * 10)))
 
     results = run_checks()
     for result in results:
-        status = "ok" if result.passed else "FAILED"
-        line = f"{result.device:>8}  {result.case:<18} {status}"
-        print(f"{line}  {result.detail}" if result.detail else line)
+        line = f"{result.device:>8}  {result.case:<18} {'ok' if result.passed else 'FAILED'}"
+        print_wrapped(f"{line}  {result.detail}" if result.detail else line)
     info = build_info()
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     note = untested_cuda_note(info["with_cuda"], info["cuda_archs"], gpus, info["cuda_not_loaded"])
     if note is not None:
-        print(f"{'cuda':>8}  {note}")
+        print_wrapped(f"{'cuda':>8}  {note}")
     failed = sum(not result.passed for result in results)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0

@@ -6,8 +6,8 @@
 // of its major. 16-bit floats are vecadd::float16 / vecadd::bfloat16: pass __half or
 // __nv_bfloat16 arrays with a reinterpret_cast (the same bits).
 //
-//   const vecadd::Plan plan = vecadd::plan_add(x, x_shape, y, y_shape, z, z_shape);
-//   cudaError_t status = vecadd::add_cuda(x, y, z, plan, alpha, stream);
+//   const vecadd::Sum sum = ...;  // as for vecadd::sum_cpu, with device arrays
+//   cudaError_t status = vecadd::sum_cuda(sum, vecadd::plan_sum(sum), stream);
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,6 +17,14 @@
 #include "vecadd/vecadd.h"
 
 namespace vecadd {
+
+// Runs `sum` (vecadd/vecadd.h: each input in its own dtype, constants by value, z in any dtype)
+// on device arrays, for a plan that plan_sum made for it; enqueued on `stream`. Constants are
+// read on the host (they need no device memory: a 0-dim CPU tensor beside CUDA tensors). Each
+// element is converted in registers: one pass over memory, no conversion copies. Returns the
+// launch status as add_n_cuda does, or cudaErrorInvalidValue when the plan does not match the
+// sum or a dtype is outside vecadd::DType.
+cudaError_t sum_cuda(const Sum& sum, const Plan& plan, cudaStream_t stream);
 
 // z = sum of weights[i] * inputs[i] over device arrays, for a plan that plan_add_n made for
 // them; enqueued on `stream`. Returns the launch status (cudaSuccess, or e.g.

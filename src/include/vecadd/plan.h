@@ -103,7 +103,9 @@ struct Plan {
   IndexWidth index_width = IndexWidth::k64;
   std::int64_t count = 0;       // elements of z
   int inputs = 0;               // operands 0 .. inputs - 1; z is operand `inputs`
-  bool vector_aligned = false;  // every operand starts on a 16-byte boundary
+  bool vector_aligned = false;  // every array starts on the boundary of its vector access
+  int vector_width = 1;         // elements of one vector access: 16 bytes over the widest
+                                // array's element size (of one size: 16 / element_size)
   std::uint64_t repeats = 0;    // kRows (planned for up to 64 inputs): bit i is set where
                                 // input i is one element repeated along each row
   Dimensions launch;            // merged dimensions one launch walks (kContiguous: one)
@@ -117,6 +119,14 @@ struct Plan {
 // the planner does not check either.
 Plan plan_add_n(const void* const* inputs, const Operand* input_shapes, int input_count,
                 const void* z, const Operand& z_shape, std::size_t element_size,
+                const char* const* names = nullptr);
+
+// The same for operands of their own element sizes (`element_sizes`: one per input, then z's):
+// each array's alignment is checked for vectors of `vector_width` of its own elements. An input
+// with a null pointer is a constant (0 dimensions): it repeats everywhere and takes no part in
+// the layout. vecadd::plan_sum (vecadd/vecadd.h) plans a Sum this way.
+Plan plan_add_n(const void* const* inputs, const Operand* input_shapes, int input_count,
+                const void* z, const Operand& z_shape, const std::size_t* element_sizes,
                 const char* const* names = nullptr);
 
 // The two-input case: z = x + alpha * y.
