@@ -3,13 +3,14 @@
 of the running torch's series) and the stable one forced (VECADD_BINDING=stable, the portable
 wheel's behaviour before it held native bindings), then each row's paired ratios per binding.
 
-    python lab/binding_pairs.py [--pairs 3] [--out DIR] -- COMMAND ...
+    python lab/binding_pairs.py [--pairs 3] [--budget SECONDS] [--out DIR] -- COMMAND ...
 
 COMMAND is lab/call_cost.py or `python -m vecadd bench --mode training` (anything that takes
 --json FILE and writes their records); each process gets --json DIR/BINDING-N.json and its
 output goes to DIR/BINDING-N.txt. Alternating processes put the host's drift from one process
 to the next on both bindings alike; within a process the rows are already torch against vecadd,
-interleaved round by round.
+interleaved round by round. With --budget, no pair starts that the slowest pair so far says
+would end after it: the table is printed within the budget, of the pairs that ran.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 BINDINGS = {"native": {}, "stable": {"VECADD_BINDING": "stable"}}
@@ -44,6 +46,9 @@ def spread(values: list[float]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=3, help="processes of each binding (3)")
+    parser.add_argument(
+        "--budget", type=float, default=None, help="seconds for all pairs (default: no limit)"
+    )
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "pairs")))
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ...")
     args = parser.parse_args()
@@ -52,7 +57,15 @@ def main() -> int:
         parser.error("give the timing command after --")
     args.out.mkdir(parents=True, exist_ok=True)
     found: dict[str, dict[str, list[float]]] = {name: {} for name in BINDINGS}
+    start, slowest = time.monotonic(), 0.0
     for pair in range(1, args.pairs + 1):
+        elapsed = time.monotonic() - start
+        if args.budget is not None and pair > 1 and elapsed + slowest > args.budget:
+            print(
+                f"{pair - 1} pairs in {elapsed:.0f} s: no time for another in {args.budget:.0f} s"
+            )
+            break
+        pair_start = time.monotonic()
         for name, environment in BINDINGS.items():
             record_path = args.out / f"{name}-{pair}.json"
             with open(args.out / f"{name}-{pair}.txt", "w") as log:
@@ -72,6 +85,7 @@ def main() -> int:
                 continue
             for row, ratio in rows_of(record).items():
                 found[name].setdefault(row, []).append(ratio)
+        slowest = max(slowest, time.monotonic() - pair_start)
     print(f"{'row':<52} {'native binding':>34} {'stable binding':>34}")
     for row in dict.fromkeys([*found["native"], *found["stable"]]):
         cells = [spread(found[name][row]) if row in found[name] else "-" for name in BINDINGS]

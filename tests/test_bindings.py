@@ -240,6 +240,38 @@ def test_the_switch_forces_the_stable_binding_in_a_process():
 
 
 @needs_portable
+@pytest.mark.parametrize("forced", [False, True])
+def test_vecadd_info_says_which_binding_runs_and_why(forced):
+    env = {k: v for k, v in os.environ.items() if k != "VECADD_BINDING"}
+    if forced:
+        env["VECADD_BINDING"] = "stable"
+    ran = subprocess.run(
+        [sys.executable, "-m", "vecadd", "info"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.splitlines()
+    # The binding's line and its continuation lines, joined as one sentence.
+    start = next(i for i, line in enumerate(lines) if line.startswith("binding:"))
+    shown = lines[start].removeprefix("binding:").strip()
+    for line in lines[start + 1 :]:
+        if line[:1].strip():
+            break
+        shown += " " + line.strip()
+    if forced:
+        assert shown == "stable: VECADD_BINDING=stable asks for the stable binding"
+    elif RUNNING_SERIES in HELD_SERIES:
+        assert shown.startswith(f"native: torch {torch.__version__} is of the {RUNNING_SERIES} ")
+    else:
+        assert shown.startswith("stable: this vecadd holds native bindings for torch ")
+    held = [line for line in lines if line.startswith("native bindings:")]
+    assert held == [f"native bindings:    torch {', '.join(HELD_SERIES) or 'none'}"]
+
+
+@needs_portable
 def test_a_misspelt_switch_is_a_worded_import_error():
     ran = subprocess.run(
         [sys.executable, "-c", "import vecadd"],
