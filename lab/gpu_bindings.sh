@@ -11,6 +11,7 @@
 # Usage, from any directory: bash lab/gpu_bindings.sh WHEEL_FOLDER [bench|calls|training|tests]
 #   bench (the default): the calls, then the training step; about 8 minutes, within 9.
 #   tests: the suite under each binding (needs tests/ beside lab/ and expecttest's wheel).
+#   DEVICE=cpu runs the same steps on the CPU, to try the script where there is no GPU.
 #   WHEEL_FOLDER holds the portable wheel, built on the development machine with
 #   VECADD_NATIVE_TORCHES naming the binding torches (tools/release/binding_torches.py: it must
 #   hold the GPU machine's torch series) and `pip wheel --no-build-isolation --no-deps
@@ -20,6 +21,7 @@ wheels=$(cd "$1" && pwd)
 part=${2:-bench}
 cd "$(dirname "$0")/.."  # the tree that holds lab/ and tools/
 out=${OUT:-/tmp/vecadd-bindings}
+device=${DEVICE:-cuda}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 begin=$SECONDS
@@ -30,8 +32,8 @@ pairs() { local budget=$1 name=$2; shift 2; echo "+ binding pairs: $* (budget ${
   timeout $((budget + 90)) python3 lab/binding_pairs.py --pairs "${PAIRS:-3}" --budget "$budget" \
     --out "$out/$name" -- "$@" | tee "$out/$name.txt"; echo "($((SECONDS - begin)) s so far)"; }
 
-nvidia-smi -L
-python3 -m pip install -q --no-deps --no-index "$wheels"/vecadd-*.whl
+nvidia-smi -L || echo "no GPU visible (DEVICE=$device)"
+python3 -m pip install -q --force-reinstall --no-deps --no-index "$wheels"/vecadd-*.whl
 step 60 info.txt python3 -m vecadd info
 step 60 info.txt env VECADD_BINDING=stable python3 -m vecadd info
 step 60 installed.txt python3 tools/release/check_installed.py
@@ -39,11 +41,11 @@ step 60 installed.txt env VECADD_BINDING=stable python3 tools/release/check_inst
   --expect-binding stable
 grep -h "check_installed.py\|binding" "$out/info.txt" "$out/installed.txt" | head -n 20
 if [ "$part" = calls ] || [ "$part" = bench ]; then
-  pairs 200 calls python3 lab/call_cost.py --device cuda --rounds 9 --calls 5000 \
+  pairs 200 calls python3 lab/call_cost.py --device "$device" --rounds 9 --calls 5000 \
     --cases uncompiled
 fi
 if [ "$part" = training ] || [ "$part" = bench ]; then
-  pairs 220 training python3 -m vecadd bench --mode training --device cuda --rounds 9
+  pairs 220 training python3 -m vecadd bench --mode training --device "$device" --rounds 9
 fi
 if [ "$part" = tests ]; then
   ls "$wheels"/expecttest-*.whl >/dev/null 2>&1 && \
