@@ -187,8 +187,11 @@ def header(records) -> str:
 LEAN_CHECKS = {
     "Tensor": """
         if type({name}) is not Tensor:
-            return NotImplemented
-        if {name}.requires_grad:
+            numbers = (*numbers, {name})
+            {name} = lean_number({name})
+            if {name} is None:
+                return NotImplemented
+        elif {name}.requires_grad:
             needs_grad = True""",
     "Tensor[]": """
         if type({name}) not in SEQUENCES or not {name}:
@@ -219,7 +222,7 @@ tracing questions below as they were written here."""
 from torch import Tensor
 from torch import is_grad_enabled as grad_enabled
 
-from ._lean import lean_float, lean_floats
+from ._lean import lean_float, lean_floats, lean_number, numbers_join
 from ._torch_private import (
     TRACING_NAMES,
     forward_ad_levels,
@@ -268,7 +271,7 @@ def lean_{op}(functional, out_variant, with_grad, typed):
     def lean_{op}({parameters}, out):
         if {blocked}:
             return NotImplemented
-        needs_grad = False{checks}
+        needs_grad = False{numbers}{checks}{numbers_check}
         if needs_grad:  # an input requires grad: does grad mode ask for it?
             needs_grad = grad_enabled()
         try:
@@ -380,6 +383,21 @@ def functional_call(op) -> str:
     )
 
 
+def lean_numbers(op) -> dict[str, str]:
+    """A lean way's lines for Python numbers among its tensor arguments: each is taken as a
+    0-dim tensor where that promotes as the number would (numbers_join), else NotImplemented."""
+    tensors = [a.name for a in op.arguments if a.type == "Tensor"]
+    if not tensors:
+        return {"numbers": "", "numbers_check": ""}
+    return {
+        "numbers": "\n        numbers = ()",
+        "numbers_check": (
+            f"\n        if numbers and not numbers_join(numbers, ({', '.join(tensors)},)):"
+            "\n            return NotImplemented"
+        ),
+    }
+
+
 def lean_ways(records, tracing: str, blocked: str) -> str:
     """vecadd/_lean_ways.py: the head, then for each operator lean_<name>(functional,
     out_variant, with_grad, typed), which gives its lean way, and traced_<name>(functional,
@@ -395,6 +413,7 @@ def lean_ways(records, tracing: str, blocked: str) -> str:
                 blocked=blocked,
                 checks="".join(LEAN_CHECKS[a.type].format(name=a.name) for a in op.arguments),
                 functional=functional_call(op),
+                **lean_numbers(op),
             )
         )
         ways.append(traced_way(op))

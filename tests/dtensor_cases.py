@@ -343,13 +343,6 @@ def every_overload(device="cpu"):
     return called
 
 
-def _with_defaults(op, arguments: tuple) -> tuple:
-    """The record's arguments followed by the schema's others at their defaults (each weight's
-    imaginary part 0, the dtype None): what the .out twin, which has no defaults, takes."""
-    rest = op.schema_arguments[len(arguments) :]
-    return (*arguments, *(0.0 if a.type == "float" else None for a in rest))
-
-
 def overloads_on_dtensors(op, arguments: tuple, mesh) -> list[str]:
     """Every overload of one record on DTensors (the full-size inputs sharded on their first
     dimension, the others replicated), called as torch.ops would be (the twins positionally,
@@ -370,7 +363,7 @@ def overloads_on_dtensors(op, arguments: tuple, mesh) -> list[str]:
         if is_out:
             out = distributed(torch.empty_like(expected), mesh, [Shard(0)] * mesh.ndim)
             if twin:
-                function(*_with_defaults(op, on_mesh), out)
+                function(*on_mesh, out)  # a twin takes the record's arguments alone
             else:
                 function(*positional, **keywords, out=out)
             result = out

@@ -338,7 +338,7 @@ def _calls_of_every_way_in(x, y, out):
         lambda: torch.ops.vecadd.add(x, y),
         lambda: torch.ops.vecadd.add.out(x, y, out=out),
         lambda: torch.ops.vecadd._add_without_autograd(x, y, 2.0),
-        lambda: torch.ops.vecadd._add_out_without_autograd(x, y, 2.0, 0.0, None, out),
+        lambda: torch.ops.vecadd._add_out_without_autograd(x, y, 2.0, out),
         lambda: vecadd.add(x, other_dtype),
         lambda: vecadd.add(x, y, out=other_dtype),
         lambda: vecadd.add(x, 2.5),

@@ -249,29 +249,26 @@ def test_opcheck_the_kernels_without_autograd(device):
 
 
 def test_opcheck_the_out_kernels_without_autograd(device):
+    # The twins take the record's arguments alone: mixed dtypes and out= of another dtype, yes;
+    # a complex alpha or a dtype goes through the public operator.
     x = make_tensor((3, 4), torch.float32, device, seed=10)
     y = make_tensor((4,), torch.float32, device, seed=11)
     out = torch.empty(3, 4, device=device)
-    torch.library.opcheck(
-        torch.ops.vecadd._add_out_without_autograd.default,
-        (x, y, 2.0, 0.0, None, out),
-        test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_static"),
-    )
-    torch.ops.vecadd._add_out_without_autograd(x, y, 2.0, 0.0, None, out)
-    torch.testing.assert_close(out, torch.add(x, y, alpha=2))
-    # Mixed dtypes into an out of another dtype, and a complex alpha for a complex sum.
     half = y.to(torch.bfloat16)
     wide = torch.empty(3, 4, dtype=torch.float64, device=device)
-    torch.library.opcheck(
-        torch.ops.vecadd._add_out_without_autograd.default,
-        (x, half, 2.0, 0.0, None, wide),
-        test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_static"),
-    )
-    torch.ops.vecadd._add_out_without_autograd(x, half, 2.0, 0.0, None, wide)
+    for arguments in ((x, y, 2.0, out), (x, half, 2.0, wide)):
+        torch.library.opcheck(
+            torch.ops.vecadd._add_out_without_autograd.default,
+            arguments,
+            test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_static"),
+        )
+    torch.ops.vecadd._add_out_without_autograd(x, y, 2.0, out)
+    torch.testing.assert_close(out, torch.add(x, y, alpha=2))
+    torch.ops.vecadd._add_out_without_autograd(x, half, 2.0, wide)
     torch.testing.assert_close(wide, torch.add(x, half, alpha=2).double(), rtol=0, atol=0)
     complex_x = torch.complex(x, -x)
     complex_out = torch.empty(3, 4, dtype=torch.complex64, device=device)
-    torch.ops.vecadd._add_out_without_autograd(complex_x, y, 2.0, -1.0, None, complex_out)
+    torch.ops.vecadd.add.out(complex_x, y, alpha=2.0, alpha_imag=-1.0, out=complex_out)
     torch.testing.assert_close(complex_out, torch.add(complex_x, y, alpha=2 - 1j))
 
 

@@ -187,6 +187,67 @@ def test_each_operators_lean_way_takes_plain_calls_and_leaves_the_rest(op):
         lean(*arguments, expected.to(torch.int64))
 
 
+# (tensors' dtype, the number, whether the lean way takes it): a number joins the lean way where
+# a 0-dim tensor holding it promotes as torch promotes the number (no category above the
+# tensors'); else the checked way weighs it (torch.result_type).
+NUMBER_CASES = [
+    (torch.float32, 2.5, True),
+    (torch.float32, 3, True),
+    (torch.float32, True, True),
+    (torch.int32, 3, True),
+    (torch.bool, True, True),
+    (torch.complex64, 1 - 2j, True),
+    (torch.int32, 2.5, False),
+    (torch.float32, 1 - 2j, False),
+    (torch.bool, 3, False),
+]
+
+
+@pytest.mark.parametrize(
+    "op", [op for op in OPERATORS if any(a.type == "Tensor" for a in op.arguments)], ids=str
+)
+@pytest.mark.parametrize(("dtype", "number", "taken"), NUMBER_CASES, ids=str)
+def test_each_operators_lean_way_takes_numbers_that_promote_as_tensors(op, dtype, number, taken):
+    """A Python number in a tensor's place: the lean way's result is the checked way's, dtype and
+    bits, where it takes the call; NotImplemented where a 0-dim tensor of its value would promote
+    otherwise, or where the call has a 0-dim tensor of its own."""
+    from vecadd import _ops
+
+    lean = _ops.LEAN_WAYS[op.name]
+    weight = (
+        1 if dtype == torch.bool else -2.0 if dtype.is_floating_point or dtype.is_complex else 2
+    )
+    for index, argument in enumerate(op.arguments):
+        if argument.type != "Tensor":
+            continue
+        arguments = [
+            a.to(dtype) if isinstance(a, torch.Tensor) else weight
+            for a in sample_arguments(op, "cpu")
+        ]
+        arguments[index] = number
+        result = lean(*arguments, None)
+        if not taken:
+            assert result is NotImplemented, (argument.name, dtype, number)
+            continue
+        expected = _ops.call(op, tuple(arguments), None)
+        assert (
+            result.dtype == expected.dtype == torch.result_type(torch.empty(2, dtype=dtype), number)
+        )
+        assert torch.equal(result, expected), (argument.name, dtype, number)
+        out = torch.empty_like(expected)
+        assert lean(*arguments, out) is out
+        assert torch.equal(out, expected)
+        # Beside a 0-dim tensor of the caller's, or with nothing but numbers: the checked way.
+        zero_dim = [
+            a[0, 0] if isinstance(a, torch.Tensor) and a.dim() == 2 else a for a in arguments
+        ]
+        if any(isinstance(a, torch.Tensor) and a.dim() == 0 for a in zero_dim):
+            assert lean(*zero_dim, None) is NotImplemented
+    if all(a.type in ("Tensor", "float") for a in op.arguments):
+        numbers = [number if a.type == "Tensor" else weight for a in op.arguments]
+        assert lean(*numbers, None) is NotImplemented
+
+
 @pytest.mark.skipif(
     vecadd._library.native_module is None,
     reason="tests the native build's C++ entries; this vecadd is the stable build",

@@ -50,6 +50,9 @@ def outcome(function):
 # sum once everywhere. For these dtypes, with alpha other than 1, the values may differ by a
 # rounding of each term: `bound`, eps * (|x| + |alpha * y|).
 ROUNDED_ONCE = (torch.float16, torch.bfloat16, torch.complex32)
+# On a CPU, torch fuses alpha * y into the add where its kernels vectorize (vec::fmadd); vecadd's
+# CPU kernels round the product first everywhere, as the exported, decomposed and ONNX programs
+# do (docs/usage.md): the same bound for every floating dtype there.
 
 
 def assert_same_outcome(ours, theirs, case: str, *, bound=None) -> None:
@@ -61,7 +64,10 @@ def assert_same_outcome(ours, theirs, case: str, *, bound=None) -> None:
         return
     assert our_value.dtype == their_value.dtype, case
     assert our_value.shape == their_value.shape, case
-    if bound is not None and our_value.dtype in ROUNDED_ONCE:
+    fused_by_torch = our_value.device.type == "cpu" and (
+        our_value.dtype.is_floating_point or our_value.dtype.is_complex
+    )
+    if bound is not None and (our_value.dtype in ROUNDED_ONCE or fused_by_torch):
         difference = (our_value.to(torch.complex128) - their_value.to(torch.complex128)).abs()
         assert bool((difference <= bound).all()), f"{case}: {our_value} against {their_value}"
         return
@@ -134,7 +140,7 @@ def test_alpha_of_each_kind_is_taken_or_refused_as_torch_add_does(device, dtype,
     else:
         theirs = outcome(lambda: torch.add(x, y, alpha=value))
     bound = None
-    if dtype in ROUNDED_ONCE and value is not True and value != 1:
+    if (dtype.is_floating_point or dtype.is_complex) and value is not True and value != 1:
         terms = x.to(torch.complex128).abs() + (complex(value) * y.to(torch.complex128)).abs()
         bound = torch.finfo(x.dtype).eps * terms
     assert_same_outcome(ours, theirs, case, bound=bound)

@@ -43,6 +43,44 @@ def lean_floats(values) -> list[float] | None:
     return None if None in floats else floats
 
 
+# A Python number as the 0-dim tensor that holds it exactly, and its category in torch's
+# promotion (bool < integer < floating < complex).
+_NUMBER_DTYPES = {
+    bool: torch.bool,
+    int: torch.int64,
+    float: torch.float64,
+    complex: torch.complex128,
+}
+_NUMBER_CATEGORIES = {bool: 0, int: 1, float: 2, complex: 3}
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def lean_number(value) -> torch.Tensor | None:
+    """A Python number as a 0-dim CPU tensor that holds it exactly; None for anything else."""
+    dtype = _NUMBER_DTYPES.get(type(value))
+    if dtype is None or (dtype is torch.int64 and not _INT64_MIN <= value <= _INT64_MAX):
+        return None
+    return torch.scalar_tensor(value, dtype=dtype)
+
+
+def _category(dtype: torch.dtype) -> int:
+    if dtype.is_complex:
+        return 3
+    if dtype.is_floating_point:
+        return 2
+    return 0 if dtype is torch.bool else 1
+
+
+def numbers_join(numbers: tuple, operands: tuple[torch.Tensor, ...]) -> bool:
+    """Whether `operands`, where `numbers` became 0-dim tensors, promote as torch promotes the
+    numbers themselves: so when every other operand has dimensions and no number's category
+    (bool, integer, floating, complex) is above theirs, as then no 0-dim operand counts."""
+    if sum(operand.dim() == 0 for operand in operands) != len(numbers):
+        return False  # a 0-dim tensor of the caller's own: the checked way weighs it
+    highest = max((_category(t.dtype) for t in operands if t.dim() > 0), default=-1)
+    return all(_NUMBER_CATEGORIES[type(number)] <= highest for number in numbers)
+
+
 def _no_lean_way(*arguments) -> object:
     return NotImplemented
 

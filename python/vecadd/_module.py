@@ -10,6 +10,14 @@ from ._ops import _as_float, add, lean_add
 _runs_forward_only = private.module_runs_forward_only
 
 
+def _layer_alpha(alpha: object) -> complex:
+    """A bool or complex alpha as given (add's rules say which sums take it); any other number as
+    the float the schema takes, the cheapest to pass on every call."""
+    if isinstance(alpha, (bool, complex)):
+        return alpha
+    return _as_float(alpha, "alpha", "VecAdd()")
+
+
 class VecAdd(torch.nn.Module):
     """A layer computing ``x + alpha * y`` with :func:`vecadd.add`.
 
@@ -18,10 +26,9 @@ class VecAdd(torch.nn.Module):
     tensor([1.5000, 1.5000])
     """
 
-    def __init__(self, alpha: float | int = 1.0) -> None:
+    def __init__(self, alpha: complex = 1.0) -> None:
         super().__init__()
-        # Kept as the float the schema takes, the cheapest alpha to pass on every call.
-        self.alpha = _as_float(alpha, "alpha", "VecAdd()")
+        self.alpha = _layer_alpha(alpha)
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         # Module.__call__ costs two Python frames per call; without hooks, compile or tracing

@@ -97,7 +97,7 @@ def _as_tensor(op: Operator, value: object, name: str) -> torch.Tensor:
             f"{op.call}: argument '{name}' is {value}, beyond int64; expected an int from "
             f"{_INT64.min} to {_INT64.max}, as torch takes a Python int"
         )
-    return torch.tensor(value, dtype=dtype)
+    return torch.scalar_tensor(value, dtype=dtype)
 
 
 def _check_tensor(op: Operator, value: object, name: str) -> None:
@@ -198,8 +198,16 @@ def _checked(op: Operator, arguments: tuple, out: torch.Tensor | None) -> tuple:
                 f"{common}; expected a bool weight only for a bool sum, as torch takes a bool "
                 "alpha, else an int, a float or a complex number"
             )
-    if not plain:  # a tensor subclass: DTensors must not be mixed with others
-        check_distributed(op, _named_tensors(op, tuple(checked), out))
+    if not plain:  # a tensor subclass: DTensors must not be mixed with others (numbers may)
+        named = _named_tensors(op, tuple(checked), out)
+        given = [
+            (name, t)
+            for (name, t), o in zip(
+                named, [*operands, *([out] if out is not None else [])], strict=True
+            )
+            if o is t
+        ]
+        check_distributed(op, given)
     complex_weights = any(
         any(parts) if isinstance(parts, list) else parts for parts in imaginary.values()
     )

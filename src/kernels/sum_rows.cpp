@@ -35,13 +35,10 @@ namespace vecadd::detail {
 namespace VECADD_CONCAT(isa_, VECADD_CPU_ISA) {
 namespace {
 
-// Whether floating sums fuse weight * x + sum into one rounding, as torch's vectorized CPU
-// kernels do (vec::fmadd) where the instruction set has it.
-#if defined(__FMA__) || defined(__aarch64__)
-constexpr bool kFused = true;
-#else
+// Whether floating sums fuse weight * x + sum into one rounding. Never on a CPU: each product is
+// rounded, so the exported, decomposed and ONNX programs (a multiply, then an add) give the
+// kernels' bits on every CPU; torch's own CPU kernels fuse only where they vectorize.
 constexpr bool kFused = false;
-#endif
 
 // Elements per block of a converted row: 4 KiB of the compute type (256 complex doubles to 4096
 // bytes), so that its three buffers stay in the L1 cache while the loops over them stay long;

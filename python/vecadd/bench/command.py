@@ -26,7 +26,7 @@ from .._info import build_info
 from .._words import plural
 from .add_n import format_add_n, measure_add_n
 from .compiled import DEFAULT_DTYPES, DEFAULT_SHAPES, FOOTER, HEADER, format_row, measure_compiled
-from .layouts import LAYOUTS
+from .layouts import LAYOUTS, NUMBER, DtypeCase
 from .modes import MODES, copy_ceiling, measure
 from .report import (
     H200_HBM_PEAK_GBPS,
@@ -37,6 +37,8 @@ from .report import (
 )
 
 DTYPE_NAMES = {dtype_name(dtype): dtype for dtype in SUPPORTED_DTYPES}
+# The default --dtypes: the six whose kernels are tuned, so that the default run stays short.
+DEFAULT_DTYPES_TEXT = "float16,bfloat16,float32,float64,int32,int64"
 
 # argparse's exit status for a command line it refuses; the bench's own refusals (a bad value, or
 # one this machine cannot serve, such as --device cuda without a GPU) give the same.
@@ -80,7 +82,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "loaded, else cpu; the first line on stderr says which and why)",
     )
     parser.add_argument(
-        "--dtypes", default=",".join(DTYPE_NAMES), help="comma-separated dtypes (default: all six)"
+        "--dtypes",
+        default=DEFAULT_DTYPES_TEXT,
+        help="comma-separated dtypes of x and y, or X+Y (y of dtype Y, e.g. float32+bfloat16), or "
+        f"X+number (y a Python number) (default: {DEFAULT_DTYPES_TEXT}; any of "
+        f"{', '.join(DTYPE_NAMES)})",
     )
     parser.add_argument(
         "--min-log2", type=int, default=10, help="smallest n is 2**this (default: 10)"
@@ -184,7 +190,7 @@ def _progress_lines(items: list, label: str, group: Callable[[Any], str]) -> Ite
 def run_bandwidth(
     device: torch.device,
     modes: Iterable[str],
-    dtypes: Iterable[str],
+    dtypes: Iterable[DtypeCase],
     exponents: Iterable[int],
     layouts: Iterable[str],
     out_modes: Iterable[bool],
@@ -202,10 +208,10 @@ def run_bandwidth(
 
     def group(case: tuple) -> str:
         mode, dtype, _, layout, _ = case
-        return f"{mode} {dtype}" + ("" if layout == "contiguous" else f" {layout}")
+        return f"{mode} {dtype.name}" + ("" if layout == "contiguous" else f" {layout}")
 
     for mode, dtype, n, layout, with_out in _progress(cases, "bench", group):
-        rows.extend(measure(mode, device, DTYPE_NAMES[dtype], n, layout, with_out, rounds))
+        rows.extend(measure(mode, device, dtype, n, layout, with_out, rounds))
     # A pipeline cell gives an eager and a graphed row: keep each kind of row together.
     kinds = list(dict.fromkeys(row.mode for row in rows))
     return sorted(rows, key=lambda row: kinds.index(row.mode))
@@ -237,7 +243,7 @@ def compiled_dtypes_and_shapes(
     args: argparse.Namespace, device: torch.device
 ) -> tuple[list[str], list[tuple[int, ...]]]:
     """--mode compiled's dtypes and shapes, checked: floating-point dtypes only."""
-    default_dtypes = args.dtypes == ",".join(DTYPE_NAMES)
+    default_dtypes = args.dtypes == DEFAULT_DTYPES_TEXT
     dtypes = list(DEFAULT_DTYPES[device.type]) if default_dtypes else args.dtypes.split(",")
     floats = [name for name in dtypes if DTYPE_NAMES[name].is_floating_point]
     if floats != dtypes:
@@ -326,11 +332,37 @@ def device_from_argument(value: str | None) -> tuple[torch.device, str]:
     return device, f" ({torch.cuda.get_device_name(device)}), as --device asks"
 
 
-def names_from_argument(option: str, value: str, known: Iterable[str], kind: str) -> list[str]:
-    """The comma-separated names of `option value`, each one of `known` (a `kind`, e.g. dtype)."""
-    names = [name.strip() for name in value.split(",") if name.strip()]
+def dtype_cases_from_argument(value: str) -> list[DtypeCase]:
+    """The entries of `--dtypes value`: a dtype, X+Y or X+number."""
+    cases = []
+    for entry in names_from_argument("--dtypes", value, (), "dtype", check=False):
+        x_name, plus, y_name = entry.partition("+")
+        (x,) = names_from_argument("--dtypes", value, DTYPE_NAMES, "dtype", names=[x_name])
+        if not plus:
+            cases.append(DtypeCase(DTYPE_NAMES[x]))
+            continue
+        (y,) = names_from_argument(
+            "--dtypes", value, (*DTYPE_NAMES, NUMBER), "dtype", names=[y_name]
+        )
+        cases.append(DtypeCase(DTYPE_NAMES[x], y if y == NUMBER else DTYPE_NAMES[y]))
+    return cases
+
+
+def names_from_argument(
+    option: str,
+    value: str,
+    known: Iterable[str],
+    kind: str,
+    *,
+    names: list[str] | None = None,
+    check: bool = True,
+) -> list[str]:
+    """The comma-separated names of `option value` (or `names` from it), each one of `known` (a
+    `kind`, e.g. dtype) unless `check` is False."""
+    if names is None:
+        names = [name.strip() for name in value.split(",") if name.strip()]
     known = tuple(known)
-    unknown = [name for name in names if name not in known]
+    unknown = [name for name in names if name not in known] if check else []
     expected = f"expected {kind}s from {', '.join(known)}"
     if not names:
         raise CommandLineError(f"{option} {value!r}: no {kind} given; {expected}")
@@ -421,7 +453,15 @@ def run_add_n(
 def run_from_arguments(args: argparse.Namespace) -> int:
     """Checks every argument, then times; a bad argument raises CommandLineError."""
     check_numbers(args)
-    dtypes = names_from_argument("--dtypes", args.dtypes, DTYPE_NAMES, "dtype")
+    cases = dtype_cases_from_argument(args.dtypes)
+    dtypes = [case.name for case in cases]
+    if any(case.y is not None for case in cases) and (
+        args.op == "add_n" or "compiled" in args.mode.split(",")
+    ):
+        raise CommandLineError(
+            f"--dtypes {args.dtypes!r}: X+Y and X+number are timed by add's modes chain, cold and "
+            "pipeline; --op add_n and --mode compiled take dtypes alone"
+        )
     layouts = names_from_argument("--layouts", args.layouts, LAYOUTS, "layout")
     modes = modes_from_argument(args.mode)
     check_output_files(args)
@@ -450,7 +490,7 @@ def run_from_arguments(args: argparse.Namespace) -> int:
     if args.op == "add_n":
         return run_add_n(args, device, modes, dtypes, exponents, counts)
     out_modes = {"both": (False, True), "yes": (True,), "no": (False,)}[args.out]
-    rows = run_bandwidth(device, modes, dtypes, exponents, layouts, out_modes, args.rounds)
+    rows = run_bandwidth(device, modes, cases, exponents, layouts, out_modes, args.rounds)
     cold_gbps = (
         copy_ceiling(device, 2**max_log2, args.rounds, cold=True) if "cold" in modes else None
     )

@@ -14,9 +14,8 @@ from collections.abc import Callable
 
 import torch
 
-from .._dtypes import dtype_name
 from .._ops import add
-from .layouts import bytes_moved, operands
+from .layouts import DtypeCase, bytes_moved, operands
 from .report import H200_HBM_PEAK_GBPS, BandwidthRow
 from .timing import batch_samples, cold_samples
 
@@ -38,7 +37,9 @@ def fits_in_cache(device: torch.device, nbytes: int) -> bool:
     return size is not None and nbytes <= size
 
 
-def candidates(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, with_out: bool) -> list[Call]:
+def candidates(
+    x: torch.Tensor, y: torch.Tensor | complex, z: torch.Tensor, with_out: bool
+) -> list[Call]:
     """vecadd.add's call and torch.add's on the same operands, with out=z or without."""
     if with_out:
         return [lambda: add(x, y, out=z), lambda: torch.add(x, y, out=z)]
@@ -58,7 +59,7 @@ def batch_calls(device: torch.device, nbytes: int) -> int:
 
 def bandwidth_row(
     device: torch.device,
-    dtype: torch.dtype,
+    case: DtypeCase,
     n: int,
     layout: str,
     with_out: bool,
@@ -73,30 +74,30 @@ def bandwidth_row(
     theirs_gbps = nbytes / statistics.median(theirs) / 1e9
     beyond_peak = max(ours_gbps, theirs_gbps) > H200_HBM_PEAK_GBPS
     return BandwidthRow(
-        str(device), dtype_name(dtype), n, layout, with_out, ours_gbps, theirs_gbps,
+        str(device), case.name, n, layout, with_out, ours_gbps, theirs_gbps,
         mode, ours, theirs, resident or beyond_peak,
     )  # fmt: skip
 
 
 def measure_chain(
-    device: torch.device, dtype: torch.dtype, n: int, layout: str, with_out: bool, rounds: int
+    device: torch.device, case: DtypeCase, n: int, layout: str, with_out: bool, rounds: int
 ) -> BandwidthRow:
-    x, y, z = operands(n, dtype, device, layout)
+    x, y, z = operands(n, case.x, device, layout, case.y)
     moved = bytes_moved(x, y, z)
     calls = batch_calls(device, moved)
     samples = batch_samples(candidates(x, y, z, with_out), device, calls, rounds)
     return bandwidth_row(
-        device, dtype, n, layout, with_out, "chain", moved, samples, fits_in_cache(device, moved)
+        device, case, n, layout, with_out, "chain", moved, samples, fits_in_cache(device, moved)
     )
 
 
 def measure_cold(
-    device: torch.device, dtype: torch.dtype, n: int, layout: str, with_out: bool, rounds: int
+    device: torch.device, case: DtypeCase, n: int, layout: str, with_out: bool, rounds: int
 ) -> BandwidthRow:
-    x, y, z = operands(n, dtype, device, layout)
+    x, y, z = operands(n, case.x, device, layout, case.y)
     samples = cold_samples(candidates(x, y, z, with_out), device, cold_calls(device), rounds)
     return bandwidth_row(
-        device, dtype, n, layout, with_out, "cold", bytes_moved(x, y, z), samples, False
+        device, case, n, layout, with_out, "cold", bytes_moved(x, y, z), samples, False
     )
 
 
@@ -113,24 +114,24 @@ def pipeline_around(add: Call, source: torch.Tensor, x: torch.Tensor, w: torch.T
     return run
 
 
-def pipeline_bytes(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> int:
+def pipeline_bytes(x: torch.Tensor, y: torch.Tensor | complex, z: torch.Tensor) -> int:
     """Every byte a pipeline moves: the add's, the producer's (read source, write x) and the
     consumers' (read z twice, write w)."""
-    return bytes_moved(x, y, z) + (2 * x.numel() + 3 * z.numel()) * z.element_size()
+    producer = 2 * x.numel() * x.element_size()
+    return bytes_moved(x, y, z) + producer + 3 * z.numel() * z.element_size()
 
 
 def measure_pipeline(
-    device: torch.device, dtype: torch.dtype, n: int, layout: str, with_out: bool, rounds: int
+    device: torch.device, case: DtypeCase, n: int, layout: str, with_out: bool, rounds: int
 ) -> list[BandwidthRow]:
     """A producer writes x (x = 2 a), the add runs, consumers read z (w = -z, sum(z)); GB/s
     count every pipeline byte. Eager on every device, also as a CUDA graph on a GPU."""
-    x, y, z = operands(n, dtype, device, layout)
+    x, y, z = operands(n, case.x, device, layout, case.y)
     source = x.clone()
     w = torch.empty_like(z)
     fns = [pipeline_around(op, source, x, w) for op in candidates(x, y, z, with_out)]
     nbytes = pipeline_bytes(x, y, z)
-    item = z.element_size()
-    resident = fits_in_cache(device, (2 * x.numel() + y.numel() + 2 * z.numel()) * item)
+    resident = fits_in_cache(device, bytes_moved(x, y, z) + x.nbytes + z.nbytes)
     calls = batch_calls(device, nbytes)
     variants = [("pipeline-eager", False)] + (
         [("pipeline-graph", True)] if device.type == "cuda" else []
@@ -139,7 +140,7 @@ def measure_pipeline(
     for mode, graph in variants:
         samples = batch_samples(fns, device, calls, rounds, graph=graph)
         rows.append(
-            bandwidth_row(device, dtype, n, layout, with_out, mode, nbytes, samples, resident)
+            bandwidth_row(device, case, n, layout, with_out, mode, nbytes, samples, resident)
         )
     return rows
 
@@ -147,16 +148,16 @@ def measure_pipeline(
 def measure(
     mode: str,
     device: torch.device,
-    dtype: torch.dtype,
+    case: DtypeCase,
     n: int,
     layout: str,
     with_out: bool,
     rounds: int,
 ) -> list[BandwidthRow]:
     if mode == "pipeline":
-        return measure_pipeline(device, dtype, n, layout, with_out, rounds)
+        return measure_pipeline(device, case, n, layout, with_out, rounds)
     measure_one = measure_chain if mode == "chain" else measure_cold
-    return [measure_one(device, dtype, n, layout, with_out, rounds)]
+    return [measure_one(device, case, n, layout, with_out, rounds)]
 
 
 def copy_ceiling(device: torch.device, n: int, rounds: int, cold: bool = False) -> float:

@@ -96,9 +96,10 @@ struct SumInput {
   DType dtype = DType::kFloat32;
   Number weight = Number::one();
   Number value;  // the constant, when data is nullptr
-  // A constant that torch reads as a wrapped scalar (a Python number, or a 0-dim CPU tensor
-  // beside CUDA tensors): converted straight from `dtype` to the compute type, not rounded to
-  // the common dtype first. Arrays are always rounded through the common dtype.
+  // For a constant: converted straight from `dtype` to the compute type, not rounded to the
+  // common dtype first, as torch's CUDA kernels read a Python number or a 0-dim CPU tensor
+  // beside CUDA tensors (scalar_value<opmath_t>); its CPU kernels round both through the
+  // common dtype, as arrays always are (false).
   bool scalar = false;
 };
 
@@ -123,9 +124,11 @@ struct SumOutput {
 //   "and");
 // - a constant is converted the same way, or straight to the compute type when `scalar`;
 // - the weighted sum is taken in input order: the first term is input 0 times its weight (input
-//   0 itself when the weight is one), each next term is added as sum + weight * input (one
-//   rounding, fused, where torch fuses: floating sums on CPUs with FMA and on GPUs; complex
-//   products are never fused), so two inputs give torch.add's x + alpha * y bit for bit;
+//   0 itself when the weight is one), each next term is added as sum + weight * input: on a
+//   GPU fused into one rounding, as torch's CUDA kernels do (complex products as torch forms them on each device); on
+//   a CPU the product rounded first, as a multiply then an add (ONNX, decomposed programs) do,
+//   where torch's CPU kernels fuse it where they vectorize (so with a weight other than one,
+//   a term may differ from torch.add's by that rounding);
 // - the sum is rounded to `common`, then cast to `z.dtype`.
 struct Sum {
   const SumInput* inputs = nullptr;
@@ -141,15 +144,17 @@ struct Sum {
 Plan plan_sum(const Sum& sum, const char* const* names = nullptr);
 
 // Runs `sum` on host arrays over a plan that plan_sum made for it, its ranges spread by
-// `parallel`; each input is read once and z written once (mixed dtypes convert a block at a
-// time in a buffer the size of the L1 cache). std::invalid_argument when the plan does not
-// match the sum.
+// `parallel`; each input is read once and z written once (an input of another dtype converts a
+// block at a time in a buffer the size of the L1 cache; one that z repeats at least four times,
+// of 65536 elements at most, a bias, is converted once per call instead). std::invalid_argument
+// when the plan does not match the sum or a dtype is outside the enumeration.
 void sum_cpu(const Sum& sum, const Plan& plan,
              const ParallelFor& parallel = default_parallel_for());
 
 // The instruction set the CPU kernels run with, as torch names its CPU capabilities: "avx512",
 // "avx2" or "default" on x86-64 (the widest the CPU has, or a narrower one named by the
-// environment variable VECADD_CPU_CAPABILITY, read once), "neon" on aarch64.
+// environment variable VECADD_CPU_CAPABILITY, read once), "default" elsewhere (aarch64's
+// baseline has NEON and FMA).
 const char* cpu_capability();
 
 // The type alpha is passed in: float for the 16-bit floats, which compute in float (so alpha
