@@ -68,14 +68,21 @@ def main() -> int:
         pair_start = time.monotonic()
         for name, environment in BINDINGS.items():
             record_path = args.out / f"{name}-{pair}.json"
+            # A process that would end past the budget is stopped there; the table keeps the rest.
+            left = None if args.budget is None else max(args.budget - (time.monotonic() - start), 1)
             with open(args.out / f"{name}-{pair}.txt", "w") as log:
-                ran = subprocess.run(
-                    [*command, "--json", str(record_path)],
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env={**os.environ, **environment},
-                    check=False,
-                )
+                try:
+                    ran = subprocess.run(
+                        [*command, "--json", str(record_path)],
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        env={**os.environ, **environment},
+                        check=False,
+                        timeout=left,
+                    )
+                except subprocess.TimeoutExpired:
+                    print(f"{name} process {pair} stopped at the budget: {log.name}")
+                    continue
             if ran.returncode != 0 or not record_path.exists():
                 print(f"{name} process {pair} failed (exit {ran.returncode}): {log.name}")
                 continue

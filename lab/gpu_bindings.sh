@@ -29,7 +29,7 @@ step() { local limit=$1 log=$2; shift 2; echo "+ $* (limit ${limit}s)"; local st
   timeout "$limit" "$@" >>"$out/$log" 2>&1; echo "(exit $?, $((SECONDS - start)) s)"; }
 # Processes that alternate the native binding and the stable one, up to 3 pairs in `budget` s.
 pairs() { local budget=$1 name=$2; shift 2; echo "+ binding pairs: $* (budget ${budget}s)"
-  timeout $((budget + 90)) python3 lab/binding_pairs.py --pairs "${PAIRS:-3}" --budget "$budget" \
+  timeout $((budget + 60)) python3 lab/binding_pairs.py --pairs "${PAIRS:-3}" --budget "$budget" \
     --out "$out/$name" -- "$@" | tee "$out/$name.txt"; echo "($((SECONDS - begin)) s so far)"; }
 
 nvidia-smi -L || echo "no GPU visible (DEVICE=$device)"
@@ -39,7 +39,7 @@ step 60 info.txt env VECADD_BINDING=stable python3 -m vecadd info
 step 60 installed.txt python3 tools/release/check_installed.py
 step 60 installed.txt env VECADD_BINDING=stable python3 tools/release/check_installed.py \
   --expect-binding stable
-grep -h "check_installed.py\|binding" "$out/info.txt" "$out/installed.txt" | head -n 20
+grep -h "^binding:\|^native bindings:\|^check_installed.py:" "$out/info.txt" "$out/installed.txt"
 if [ "$part" = calls ] || [ "$part" = bench ]; then
   pairs 200 calls python3 lab/call_cost.py --device "$device" --rounds 9 --calls 5000 \
     --cases uncompiled
