@@ -24,7 +24,7 @@ import torch
 
 import vecadd
 from vecadd.bench.add_n import add_n_candidates, add_n_row, format_add_n
-from vecadd.bench.layouts import bytes_moved, operands
+from vecadd.bench.layouts import DtypeCase, bytes_moved, operands
 from vecadd.bench.modes import bandwidth_row, batch_calls, candidates, cold_calls, fits_in_cache
 from vecadd.bench.report import RATIO_CONVENTION, format_bandwidth, summary_lines
 from vecadd.bench.timing import batch_samples, cold_samples, flush_buffer, profiled_cuda_samples
@@ -81,7 +81,7 @@ def measure_add(device, dtype, n, with_out, rounds) -> list:
         mode = "kernel-cold" if cold else "kernel-warm"
         resident = not cold and fits_in_cache(device, moved)
         row = bandwidth_row(
-            device, dtype, n, "contiguous", with_out, mode, moved, samples, resident
+            device, DtypeCase(dtype), n, "contiguous", with_out, mode, moved, samples, resident
         )
         rows.append(row)
     return rows

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -88,18 +89,42 @@ def test_cli_bench_times_every_supported_dtype_by_default(tmp_path):
     )
     assert ran.returncode == 0, ran.stderr
     record = json.loads(json_path.read_text())
-    names = [str(dtype).removeprefix("torch.") for dtype in vecadd.SUPPORTED_DTYPES]
+    names = ["float16", "bfloat16", "float32", "float64", "int32", "int64"]  # the tuned six
     assert [row["dtype"] for row in record["bandwidth"]] == names
     assert {row["layout"] for row in record["bandwidth"]} == {"contiguous"}
     assert record["copy_ceiling_gbps"] > 0
     assert "call_cost" not in record  # per-call cost: lab/call_cost.py
 
 
-def test_cli_bench_rejects_unknown_dtype():
-    ran = run_bench("--dtypes", "complex64")
+def test_cli_bench_times_any_dtype_mixed_dtypes_and_numbers(tmp_path):
+    json_path = tmp_path / "bench.json"
+    cases = ["complex64", "float32+bfloat16", "bfloat16+float32", "int8+uint8", "float16+number"]
+    ran = run_bench(
+        *("--device", "cpu", "--min-log2", "10", "--max-log2", "10", "--rounds", "1"),
+        *("--out", "yes", "--dtypes", ",".join(cases), "--json", str(json_path)),
+    )
+    assert ran.returncode == 0, ran.stderr
+    rows = json.loads(json_path.read_text())["bandwidth"]
+    assert [row["dtype"] for row in rows] == cases
+    assert all(row["vecadd_gbps"] > 0 and row["torch_gbps"] > 0 for row in rows)
+    # Bytes by dtype: float32 + bfloat16 into float32 moves 4 + 2 + 4 bytes an element, a
+    # Python number none.
+    mixed, number = rows[1], rows[4]
+    assert mixed["vecadd_gbps"] / mixed["torch_gbps"] == pytest.approx(
+        statistics.median(mixed["torch_round_s"]) / statistics.median(mixed["vecadd_round_s"])
+    )
+    assert number["n"] == 1024
+
+
+@pytest.mark.parametrize(
+    ("dtypes", "unknown"),
+    [("float8", "float8"), ("float32+float8", "float8"), ("number+float32", "number")],
+)
+def test_cli_bench_rejects_unknown_dtype(dtypes, unknown):
+    ran = run_bench("--dtypes", dtypes)
     assert ran.returncode == 2
-    assert "unknown dtype 'complex64'" in ran.stderr
-    assert "expected dtypes from float16, bfloat16, float32, float64, int32, int64" in ran.stderr
+    assert f"unknown dtype '{unknown}'" in ran.stderr
+    assert "expected dtypes from bool, uint8, int8, int16, int32, int64, float16" in ran.stderr
 
 
 def test_cli_bench_rejects_unknown_layout():
@@ -191,7 +216,11 @@ def test_cli_bench_device_index_beyond_the_visible_gpus():
             ("--min-log2", "12", "--max-log2", "10"),
             ["--max-log2 10", "expected >= --min-log2 (12)"],
         ),
-        (("--dtypes", "float8"), ["--dtypes", "'float8'", "expected dtypes from float16"]),
+        (("--dtypes", "float8"), ["--dtypes", "'float8'", "expected dtypes from bool"]),
+        (
+            ("--dtypes", "float32+bfloat16", "--op", "add_n"),
+            ["--dtypes", "X+Y and X+number are timed by add's modes"],
+        ),
         (
             ("--layouts", "diagonal"),
             ["--layouts", "'diagonal'", "expected layouts from contiguous"],

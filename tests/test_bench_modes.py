@@ -8,6 +8,7 @@ import json
 import pytest
 
 from test_bench import SMALL, assert_one_line_error, run_bench
+from vecadd.bench.layouts import DtypeCase
 
 
 def crafted_row(dtype="float32", log2=10, ours=(1.0, 1.0), theirs=(1.0, 1.0), **fields):
@@ -81,11 +82,11 @@ def test_figures_beyond_the_peak_or_inside_the_cache_are_labelled_cache_resident
 
     cpu = torch.device("cpu")
     nbytes = 6 * 2**20
-    fast = bandwidth_row(cpu, torch.float32, 2**19, "contiguous", False, "chain", nbytes,
+    fast = bandwidth_row(cpu, DtypeCase(torch.float32), 2**19, "contiguous", False, "chain", nbytes,
                 [[1e-6, 1e-6], [1e-6, 1e-6]], resident=False)  # fmt: skip
-    slow = bandwidth_row(cpu, torch.float32, 2**19, "contiguous", False, "chain", nbytes,
+    slow = bandwidth_row(cpu, DtypeCase(torch.float32), 2**19, "contiguous", False, "chain", nbytes,
                 [[1e-3, 1e-3], [1e-3, 1e-3]], resident=False)  # fmt: skip
-    fits = bandwidth_row(cpu, torch.float32, 2**19, "contiguous", False, "chain", nbytes,
+    fits = bandwidth_row(cpu, DtypeCase(torch.float32), 2**19, "contiguous", False, "chain", nbytes,
                 [[1e-3, 1e-3], [1e-3, 1e-3]], resident=True)  # fmt: skip
     assert fast.vecadd_gbps > 4800
     assert fast.cache_resident
@@ -230,10 +231,10 @@ def test_chain_on_cuda_is_cache_resident_only_when_it_fits():
     from vecadd.bench.modes import cache_bytes, measure_chain
 
     device = torch.device("cuda", torch.cuda.current_device())
-    small = measure_chain(device, torch.float32, 2**12, "contiguous", True, 2)
+    small = measure_chain(device, DtypeCase(torch.float32), 2**12, "contiguous", True, 2)
     assert small.cache_resident
     n = 2 ** (cache_bytes(device).bit_length() + 1)  # 3 n * 4 bytes: well beyond L2
-    large = measure_chain(device, torch.float32, n, "contiguous", True, 2)
+    large = measure_chain(device, DtypeCase(torch.float32), n, "contiguous", True, 2)
     assert not large.cache_resident
 
 
@@ -300,7 +301,8 @@ def test_rows_of_one_kind_stay_together_when_a_cell_gives_several(monkeypatch):
 
     monkeypatch.setattr(bench, "measure", with_a_graphed_row)
     rows = bench.run_bandwidth(
-        torch.device("cpu"), ["chain", "pipeline"], ["float32"], [10, 12], ["contiguous"],
+        torch.device("cpu"), ["chain", "pipeline"], [DtypeCase(torch.float32)], [10, 12],
+        ["contiguous"],
         [False, True], 1,
     )  # fmt: skip
     kinds = ["chain", "pipeline-eager", "pipeline-graph"]

@@ -168,6 +168,20 @@ def test_keep_kernels_puts_a_tag_in_the_compile_caches_keys():
     assert torch.compiler.config.cache_key_tag == before
 
 
+def test_a_tag_added_inside_keep_kernels_outlives_the_scope():
+    # The first torch.compile of a process may load Inductor inside the scope, which adds the
+    # lowerings' tag then: leaving the scope must take out its own tag alone.
+    from vecadd import _torch_private
+
+    before = torch.compiler.config.cache_key_tag
+    try:
+        with vecadd.keep_kernels():
+            _torch_private.add_cache_key_tag("+lowerings-loaded-inside")
+        assert torch.compiler.config.cache_key_tag == before + "+lowerings-loaded-inside"
+    finally:
+        torch.compiler.config.cache_key_tag = before
+
+
 def test_the_compile_caches_keys_name_the_lowerings_code(tmp_path, monkeypatch):
     """Inductor keys its on-disk caches by torch's code, not a lowering's: vecadd's version and
     a digest of the code its lowerings write go into the keys, so that a graph another build of

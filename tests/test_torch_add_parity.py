@@ -55,8 +55,16 @@ ROUNDED_ONCE = (torch.float16, torch.bfloat16, torch.complex32)
 # do (docs/usage.md): the same bound for every floating dtype there.
 
 
+# bfloat16 beside a complex 0-dim operand asks for a complex dtype of bfloat16's range, which
+# torch has not: torch 2.14.1's CPU add refuses it, 2.13.0's CPU add and 2.11.0's CUDA add return
+# a complex tensor. vecadd refuses it on every release and device, for now.
+NO_COMPLEX_BFLOAT16 = "which torch promotes to a complex dtype of bfloat16's range"
+
+
 def assert_same_outcome(ours, theirs, case: str, *, bound=None) -> None:
     (our_kind, our_value), (their_kind, their_value) = ours, theirs
+    if (our_kind, their_kind) == ("refused", "ok") and NO_COMPLEX_BFLOAT16 in str(our_value):
+        pytest.xfail(f"{case}: torch {torch.__version__} computes it on {their_value.device.type}")
     assert our_kind == their_kind, (
         f"{case}: vecadd {our_kind} ({our_value}), torch {their_kind} ({their_value})"
     )

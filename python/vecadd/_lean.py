@@ -63,22 +63,27 @@ def lean_number(value) -> torch.Tensor | None:
     return torch.scalar_tensor(value, dtype=dtype)
 
 
-def _category(dtype: torch.dtype) -> int:
-    if dtype.is_complex:
-        return 3
-    if dtype.is_floating_point:
-        return 2
-    return 0 if dtype is torch.bool else 1
-
-
 def numbers_join(numbers: tuple, operands: tuple[torch.Tensor, ...]) -> bool:
     """Whether `operands`, where `numbers` became 0-dim tensors, promote as torch promotes the
     numbers themselves: so when every other operand has dimensions and no number's category
-    (bool, integer, floating, complex) is above theirs, as then no 0-dim operand counts."""
-    if sum(operand.dim() == 0 for operand in operands) != len(numbers):
+    (bool, integer, floating, complex) is above theirs, as then no 0-dim operand counts. No
+    generators: it runs on every call with a number."""
+    highest, zero_dim = -1, 0
+    for operand in operands:
+        if operand.dim() == 0:
+            zero_dim += 1
+            continue
+        dtype = operand.dtype
+        if dtype.is_complex:
+            category = 3
+        elif dtype.is_floating_point:
+            category = 2
+        else:
+            category = 0 if dtype is torch.bool else 1
+        highest = max(highest, category)
+    if zero_dim != len(numbers):
         return False  # a 0-dim tensor of the caller's own: the checked way weighs it
-    highest = max((_category(t.dtype) for t in operands if t.dim() > 0), default=-1)
-    return all(_NUMBER_CATEGORIES[type(number)] <= highest for number in numbers)
+    return max(map(_NUMBER_CATEGORIES.__getitem__, map(type, numbers))) <= highest
 
 
 def _no_lean_way(*arguments) -> object:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 import torch.autograd.forward_ad as _forward_ad
@@ -257,11 +257,19 @@ def add_cache_key_tag(tag: str) -> None:
         config.cache_key_tag = f"{config.cache_key_tag}{tag}"
 
 
-def cache_key_tag_patch(tag: str) -> contextlib.AbstractContextManager:
+@contextlib.contextmanager
+def cache_key_tag_patch(tag: str) -> Iterator[None]:
+    """Adds tag to the cache keys within the scope. On leaving it takes out that tag alone: a tag
+    added inside (the lowerings' own, when the first compile loads Inductor there) stays."""
     config = torch.compiler.config
     if not hasattr(config, "cache_key_tag"):
-        return contextlib.nullcontext()
-    return config.patch(cache_key_tag=f"{config.cache_key_tag}{tag}")
+        yield
+        return
+    config.cache_key_tag = f"{config.cache_key_tag}{tag}"
+    try:
+        yield
+    finally:
+        config.cache_key_tag = config.cache_key_tag.replace(tag, "", 1)
 
 
 def cpu_kernels_recorded() -> contextlib.AbstractContextManager:

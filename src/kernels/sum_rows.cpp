@@ -28,11 +28,12 @@
 #endif
 #define VECADD_CONCAT2(a, b) a##b
 #define VECADD_CONCAT(a, b) VECADD_CONCAT2(a, b)
+#define VECADD_ISA_NAMESPACE VECADD_CONCAT(isa_, VECADD_CPU_ISA)
 #define VECADD_STRINGIFY2(a) #a
 #define VECADD_STRINGIFY(a) VECADD_STRINGIFY2(a)
 
 namespace vecadd::detail {
-namespace VECADD_CONCAT(isa_, VECADD_CPU_ISA) {
+namespace VECADD_ISA_NAMESPACE {
 namespace {
 
 // Whether floating sums fuse weight * x + sum into one rounding. Never on a CPU: each product is
@@ -737,10 +738,10 @@ void sum_row(const RowSum& sum, const std::int64_t* base, const std::int64_t* st
 }
 
 }  // namespace
-}  // namespace VECADD_CONCAT(isa_,VECADD_CPU_ISA)
+}  // namespace VECADD_ISA_NAMESPACE
 
 CpuKernels VECADD_CONCAT(cpu_kernels_, VECADD_CPU_ISA)() {
-  namespace isa = VECADD_CONCAT(isa_, VECADD_CPU_ISA);
+  namespace isa = VECADD_ISA_NAMESPACE;
   return {
       VECADD_STRINGIFY(VECADD_CPU_ISA),
       {isa::sum_row<DType::kBool>, isa::sum_row<DType::kUInt8>, isa::sum_row<DType::kInt8>,

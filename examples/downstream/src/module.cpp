@@ -85,14 +85,17 @@ at::Tensor broadcast_add(const at::Tensor& a, const at::Tensor& b, double alpha)
   return out;
 }
 
+// vecadd::add's schema, argument by argument: x, y, alpha, its imaginary part, the dtype (None:
+// torch's promotion).
+using AddSignature = at::Tensor(const at::Tensor&, const at::Tensor&, double, double,
+                                std::optional<at::ScalarType>);
+
 // residual(x, f) = x + 0.5 * f, composed from vecadd's operator through the dispatcher, so it
 // gets vecadd's CPU/CUDA kernels, autograd and meta support for free.
 at::Tensor residual(const at::Tensor& x, const at::Tensor& f) {
   static const auto vecadd_add =
-      c10::Dispatcher::singleton()
-          .findSchemaOrThrow("vecadd::add", "")
-          .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const c10::Scalar&)>();
-  return vecadd_add.call(x, f, 0.5);
+      c10::Dispatcher::singleton().findSchemaOrThrow("vecadd::add", "").typed<AddSignature>();
+  return vecadd_add.call(x, f, 0.5, 0.0, std::nullopt);
 }
 
 }  // namespace

@@ -125,10 +125,10 @@ struct SumOutput {
 // - a constant is converted the same way, or straight to the compute type when `scalar`;
 // - the weighted sum is taken in input order: the first term is input 0 times its weight (input
 //   0 itself when the weight is one), each next term is added as sum + weight * input: on a
-//   GPU fused into one rounding, as torch's CUDA kernels do (complex products as torch forms them on each device); on
-//   a CPU the product rounded first, as a multiply then an add (ONNX, decomposed programs) do,
-//   where torch's CPU kernels fuse it where they vectorize (so with a weight other than one,
-//   a term may differ from torch.add's by that rounding);
+//   GPU fused into one rounding, as torch's CUDA kernels do (complex products as torch forms them
+//   on each device); on a CPU the product rounded first, as a multiply then an add (ONNX,
+//   decomposed programs) do, where torch's CPU kernels fuse it where they vectorize (so with a
+//   weight other than one, a term may differ from torch.add's by that rounding);
 // - the sum is rounded to `common`, then cast to `z.dtype`.
 struct Sum {
   const SumInput* inputs = nullptr;
