@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <exception>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -333,18 +334,211 @@ PyObject* run_lean_entry(void* call) {
   return lean_entry(*static_cast<const EntryCall<Arguments...>*>(call));
 }
 
-// NAME_entry for each operator the records describe.
-#define VECADD_NATIVE_ENTRY(name, doc, ...)                                               \
-  const Overloads<__VA_ARGS__>* name##_overloads() {                                      \
-    static const Overloads<__VA_ARGS__> overloads("vecadd::" #name);                      \
-    return &overloads;                                                                    \
-  }                                                                                       \
-  PyObject* name##_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) { \
-    EntryCall<__VA_ARGS__> call{#name, &name##_overloads, args, nargs};                   \
-    return with_torch_errors(&run_lean_entry<__VA_ARGS__>, &call);                        \
+// What an operator's public entry (vecadd.add itself, where this module loads) knows of the
+// Python wrapper it stands in for, given once by _C.public_entry: the wrapper, which takes every
+// call the entry does not, its parameters' names and defaults (nullptr: none), how many it takes
+// by position, and where torch says that non-strict export traces (torch.compiler's flag).
+struct PublicWrapper {
+  PyObject* wrapper = nullptr;
+  PyObject* names = nullptr;     // a tuple of str: the record's arguments, then out
+  PyObject* defaults = nullptr;  // a tuple, one per name: its default, or the wrapper for none
+  Py_ssize_t positional = 0;
+  PyObject* tracing_owner = nullptr;  // torch.compiler, or nullptr where it lacks the flag
+  PyObject* tracing_flag = nullptr;   // "_is_compiling_flag"
+  PyMethodDef definition{};
+};
+
+// The index of keyword `name` among the wrapper's parameters; -1 for none.
+Py_ssize_t parameter_index(const PublicWrapper& wrapper, PyObject* name) {
+  const Py_ssize_t count = PyTuple_Size(wrapper.names);
+  for (Py_ssize_t i = 0; i < count; ++i) {  // interned names: the pointers match
+    if (PyTuple_GetItem(wrapper.names, i) == name) {
+      return i;
+    }
+  }
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    if (PyUnicode_Compare(PyTuple_GetItem(wrapper.names, i), name) == 0) {
+      return i;
+    }
+  }
+  PyErr_Clear();  // a keyword that is not a str: the wrapper words it
+  return -1;
+}
+
+// Whether non-strict torch.export traces (torch.compiler._is_compiling_flag): its fake tensors
+// must reach the wrapper, which knows them (torch.compile never calls the entry: it traces the
+// wrapper's traced way in its place, vecadd/_compile.py).
+bool export_traces(const PublicWrapper& wrapper) {
+  if (wrapper.tracing_owner == nullptr) {
+    return false;
+  }
+  PyObject* const flag = PyObject_GetAttr(wrapper.tracing_owner, wrapper.tracing_flag);
+  const int traces = flag == nullptr ? 1 : PyObject_IsTrue(flag);
+  Py_XDECREF(flag);
+  PyErr_Clear();
+  return traces != 0;
+}
+
+// The wrapper's call with the entry's arguments, as they were given.
+PyObject* call_wrapper(const PublicWrapper& wrapper, PyObject* const* args, Py_ssize_t nargs,
+                       PyObject* kwnames) {
+  PyObject* const positional = PyTuple_New(nargs);
+  if (positional == nullptr) {
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SetItem(positional, i, args[i]);  // steals the reference
+  }
+  PyObject* keywords = nullptr;
+  const Py_ssize_t keyword_count = kwnames == nullptr ? 0 : PyTuple_Size(kwnames);
+  if (keyword_count > 0) {
+    keywords = PyDict_New();
+    for (Py_ssize_t i = 0; keywords != nullptr && i < keyword_count; ++i) {
+      if (PyDict_SetItem(keywords, PyTuple_GetItem(kwnames, i), args[nargs + i]) != 0) {
+        Py_CLEAR(keywords);
+      }
+    }
+    if (keywords == nullptr) {
+      Py_DECREF(positional);
+      return nullptr;
+    }
+  }
+  PyObject* const result = PyObject_Call(wrapper.wrapper, positional, keywords);
+  Py_DECREF(positional);
+  Py_XDECREF(keywords);
+  return result;
+}
+
+// An operator's public entry: the wrapper's parameters (by position or keyword, defaults
+// filled in) to its lean entry; any call that entry answers NotImplemented, or that binds
+// otherwise than it expects, to the wrapper itself, which checks and words it.
+template <class... Arguments>
+PyObject* public_entry(const PublicWrapper& wrapper, const char* name,
+                       const Overloads<Arguments...>* (*overloads)(), PyObject* const* args,
+                       Py_ssize_t nargs, PyObject* kwnames) {
+  constexpr Py_ssize_t kArguments = (Py_ssize_t{Arguments::kFromPython} + ... + 1);
+  PyObject* given[kArguments] = {};
+  bool plain = nargs <= wrapper.positional && !export_traces(wrapper);
+  for (Py_ssize_t i = 0; plain && i < nargs; ++i) {
+    given[i] = args[i];
+  }
+  const Py_ssize_t keyword_count = kwnames == nullptr ? 0 : PyTuple_Size(kwnames);
+  for (Py_ssize_t i = 0; plain && i < keyword_count; ++i) {
+    const Py_ssize_t index = parameter_index(wrapper, PyTuple_GetItem(kwnames, i));
+    plain = index >= 0 && given[index] == nullptr;
+    if (plain) {
+      given[index] = args[nargs + i];
+    }
+  }
+  for (Py_ssize_t i = 0; plain && i < kArguments; ++i) {
+    if (given[i] == nullptr) {
+      given[i] = PyTuple_GetItem(wrapper.defaults, i);
+      plain = given[i] != wrapper.wrapper;  // a parameter without a default was not given
+    }
+  }
+  if (plain) {
+    EntryCall<Arguments...> call{name, overloads, given, kArguments};
+    PyObject* const result = with_torch_errors(&run_lean_entry<Arguments...>, &call);
+    if (result != Py_NotImplemented) {
+      return result;  // nullptr with the error set where the call failed
+    }
+    Py_DECREF(result);
+  }
+  return call_wrapper(wrapper, args, nargs, kwnames);
+}
+
+// NAME_entry (the lean entry) and NAME_public (the public entry) for each operator the records
+// describe.
+#define VECADD_NATIVE_ENTRY(name, doc, ...)                                                  \
+  const Overloads<__VA_ARGS__>* name##_overloads() {                                         \
+    static const Overloads<__VA_ARGS__> overloads("vecadd::" #name);                         \
+    return &overloads;                                                                       \
+  }                                                                                          \
+  PyObject* name##_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {    \
+    EntryCall<__VA_ARGS__> call{#name, &name##_overloads, args, nargs};                      \
+    return with_torch_errors(&run_lean_entry<__VA_ARGS__>, &call);                           \
+  }                                                                                          \
+  PublicWrapper name##_wrapper;                                                              \
+  PyObject* name##_public(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs,     \
+                          PyObject* kwnames) {                                               \
+    return public_entry<__VA_ARGS__>(name##_wrapper, #name, &name##_overloads, args, nargs, \
+                                     kwnames);                                               \
   }
 VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_ENTRY)
 #undef VECADD_NATIVE_ENTRY
+
+// Each operator's public entry and what it knows, by the operator's name.
+struct PublicEntryOf {
+  const char* name;
+  PublicWrapper* wrapper;
+  PyObject* (*entry)(PyObject*, PyObject* const*, Py_ssize_t, PyObject*);
+  Py_ssize_t arguments;  // the lean entry's: the record's arguments and out
+};
+
+template <class... Arguments>
+constexpr Py_ssize_t lean_arguments() {
+  return (Py_ssize_t{Arguments::kFromPython} + ... + 1);
+}
+
+#define VECADD_PUBLIC_ENTRY_OF(name, doc, ...) \
+  PublicEntryOf{#name, &name##_wrapper, &name##_public, lean_arguments<__VA_ARGS__>()},
+const PublicEntryOf public_entries[] = {VECADD_OPERATOR_ENTRIES(VECADD_PUBLIC_ENTRY_OF)};
+#undef VECADD_PUBLIC_ENTRY_OF
+
+// _C.public_entry(name, wrapper, names, defaults, positional, tracing_owner, tracing_flag, doc,
+// module): the operator's public entry, a builtin named `name` of module `module` that stands
+// in for `wrapper` (see PublicWrapper; tracing_owner None where torch has no flag). Called once
+// an import; a second call replaces what the first gave (the builtins it made keep working).
+PyObject* make_public_entry(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
+  constexpr Py_ssize_t kParameters = 9;
+  if (nargs != kParameters) {
+    PyErr_Format(PyExc_TypeError, "vecadd._C.public_entry() takes %zd arguments, got %zd",
+                 kParameters, nargs);
+    return nullptr;
+  }
+  const char* const name = PyUnicode_AsUTF8AndSize(args[0], nullptr);
+  const char* const doc = PyUnicode_AsUTF8AndSize(args[7], nullptr);
+  if (name == nullptr || doc == nullptr) {
+    return nullptr;
+  }
+  const Py_ssize_t positional = PyLong_AsSsize_t(args[4]);
+  if (positional == -1 && PyErr_Occurred() != nullptr) {
+    return nullptr;
+  }
+  for (const PublicEntryOf& entry : public_entries) {
+    if (std::string(entry.name) != name) {
+      continue;
+    }
+    if (!PyTuple_Check(args[2]) || !PyTuple_Check(args[3]) ||
+        PyTuple_Size(args[2]) != entry.arguments || PyTuple_Size(args[3]) != entry.arguments) {
+      PyErr_Format(PyExc_ValueError,
+                   "vecadd._C.public_entry(): %s takes %zd parameters (the record's arguments, "
+                   "then out); expected names and defaults as tuples of that many",
+                   name, entry.arguments);
+      return nullptr;
+    }
+    PublicWrapper& wrapper = *entry.wrapper;
+    PyObject* const owner = args[5] == Py_None ? nullptr : args[5];
+    for (PyObject* kept : {args[1], args[2], args[3], owner, args[6]}) {
+      Py_XINCREF(kept);  // kept for the process: builtins made before a replacement use them
+    }
+    wrapper.wrapper = args[1];
+    wrapper.names = args[2];
+    wrapper.defaults = args[3];
+    wrapper.positional = positional;
+    wrapper.tracing_owner = owner;
+    wrapper.tracing_flag = args[6];
+    // The definition outlives every builtin made from it; its doc (the wrapper's, with the
+    // signature that inspect reads) is kept for the process too.
+    wrapper.definition = {entry.name, reinterpret_cast<PyCFunction>(
+                                          reinterpret_cast<void (*)()>(entry.entry)),
+                          METH_FASTCALL | METH_KEYWORDS, (new std::string(doc))->c_str()};
+    return PyCFunction_NewEx(&wrapper.definition, module, args[8]);
+  }
+  PyErr_Format(PyExc_ValueError, "vecadd._C.public_entry(): no operator %s", name);
+  return nullptr;
+}
 
 PyCFunction fastcall(PyObject* (*entry)(PyObject*, PyObject* const*, Py_ssize_t)) {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(entry));
@@ -352,7 +546,11 @@ PyCFunction fastcall(PyObject* (*entry)(PyObject*, PyObject* const*, Py_ssize_t)
 
 #define VECADD_NATIVE_METHOD(name, doc, ...) {#name, fastcall(&name##_entry), METH_FASTCALL, doc},
 PyMethodDef methods[] = {
-    VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_METHOD){nullptr, nullptr, 0, nullptr}};
+    VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_METHOD){
+        "public_entry", fastcall(&make_public_entry), METH_FASTCALL,
+        "public_entry(name, wrapper, names, defaults, positional, tracing_owner, tracing_flag, "
+        "doc, module)\n\nThe builtin that stands in for an operator's Python wrapper (vecadd/_ops.py)."},
+    {nullptr, nullptr, 0, nullptr}};
 #undef VECADD_NATIVE_METHOD
 
 PyModuleDef_Slot slots[] = {
