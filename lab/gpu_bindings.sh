@@ -8,7 +8,8 @@
 # stable, native, ... so that the host's drift between processes falls on both
 # (lab/binding_pairs.py, which starts no pair its budget cannot hold). Everything logs straight
 # into $OUT, so that a call cut short keeps what ran.
-# Usage, from any directory: bash lab/gpu_bindings.sh WHEEL_FOLDER [bench|calls|training|tests]
+# Usage, from any directory: bash lab/gpu_bindings.sh [WHEEL_FOLDER] [bench|calls|training|tests]
+#   WHEEL_FOLDER may be given as WHEELS=FOLDER instead (relative to the directory it runs from).
 #   bench (the default): the calls, then the training step; about 8 minutes, within 9.
 #   tests: the suite under each binding (needs tests/ beside lab/ and expecttest's wheel).
 #   DEVICE=cpu runs the same steps on the CPU, to try the script where there is no GPU.
@@ -17,8 +18,10 @@
 #   hold the GPU machine's torch series) and `pip wheel --no-build-isolation --no-deps
 #   -w WHEEL_FOLDER -C cmake.define.CMAKE_CUDA_ARCHITECTURES=90 .`
 set -uo pipefail
-wheels=$(cd "$1" && pwd)
-part=${2:-bench}
+if [ $# -ge 1 ] && [ -d "$1" ]; then wheels=$1; shift; else wheels=${WHEELS:-}; fi
+[ -n "$wheels" ] || { echo "gpu_bindings.sh: no wheel folder: give it first or as WHEELS=" >&2; exit 2; }
+wheels=$(cd "$wheels" && pwd) || exit 2
+part=${1:-bench}
 cd "$(dirname "$0")/.."  # the tree that holds lab/ and tools/
 out=${OUT:-/tmp/vecadd-bindings}
 device=${DEVICE:-cuda}
