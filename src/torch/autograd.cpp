@@ -104,9 +104,8 @@ void record_backward(const SumCall& call, at::Tensor& result) {
     node->weights.push_back(weight_of(call, i));
     node->dtypes.push_back(call[i].scalar_type());
     const c10::SymIntArrayRef sizes = call[i].sym_sizes();
-    node->broadcast_sizes.push_back(same_sizes(sizes, result.sym_sizes())
-                                        ? std::nullopt
-                                        : std::optional(sizes.vec()));
+    node->broadcast_sizes.push_back(
+        same_sizes(sizes, result.sym_sizes()) ? std::nullopt : std::optional(sizes.vec()));
   }
   node->node_name = call.words.backward;
   node->set_next_edges(std::move(edges));

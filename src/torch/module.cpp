@@ -265,6 +265,12 @@ class WithoutGil {
   PyThreadState* state_;
 };
 
+// How many arguments a lean entry takes: those of the schema's that come from Python, then out.
+template <class... Arguments>
+constexpr Py_ssize_t lean_arguments() {
+  return (Py_ssize_t{Arguments::kFromPython} + ... + 1);
+}
+
 // One call of a lean entry: what with_torch_errors runs.
 template <class... Arguments>
 struct EntryCall {
@@ -280,7 +286,7 @@ struct EntryCall {
 // to see the operator's call.
 template <class... Arguments>
 PyObject* lean_entry(const EntryCall<Arguments...>& call) {
-  constexpr Py_ssize_t kArguments = (Py_ssize_t{Arguments::kFromPython} + ... + 1);
+  constexpr Py_ssize_t kArguments = lean_arguments<Arguments...>();
   if (call.nargs != kArguments) {
     PyErr_Format(PyExc_TypeError, "vecadd._C.%s() takes %zd arguments (the last one out), got %zd",
                  call.name, kArguments, call.nargs);
@@ -417,7 +423,7 @@ template <class... Arguments>
 PyObject* public_entry(const PublicWrapper& wrapper, const char* name,
                        const Overloads<Arguments...>* (*overloads)(), PyObject* const* args,
                        Py_ssize_t nargs, PyObject* kwnames) {
-  constexpr Py_ssize_t kArguments = (Py_ssize_t{Arguments::kFromPython} + ... + 1);
+  constexpr Py_ssize_t kArguments = lean_arguments<Arguments...>();
   PyObject* given[kArguments] = {};
   bool plain = nargs <= wrapper.positional && !export_traces(wrapper);
   for (Py_ssize_t i = 0; plain && i < nargs; ++i) {
@@ -450,20 +456,20 @@ PyObject* public_entry(const PublicWrapper& wrapper, const char* name,
 
 // NAME_entry (the lean entry) and NAME_public (the public entry) for each operator the records
 // describe.
-#define VECADD_NATIVE_ENTRY(name, doc, ...)                                                  \
-  const Overloads<__VA_ARGS__>* name##_overloads() {                                         \
-    static const Overloads<__VA_ARGS__> overloads("vecadd::" #name);                         \
-    return &overloads;                                                                       \
-  }                                                                                          \
-  PyObject* name##_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {    \
-    EntryCall<__VA_ARGS__> call{#name, &name##_overloads, args, nargs};                      \
-    return with_torch_errors(&run_lean_entry<__VA_ARGS__>, &call);                           \
-  }                                                                                          \
-  PublicWrapper name##_wrapper;                                                              \
-  PyObject* name##_public(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs,     \
-                          PyObject* kwnames) {                                               \
+#define VECADD_NATIVE_ENTRY(name, doc, ...)                                                 \
+  const Overloads<__VA_ARGS__>* name##_overloads() {                                        \
+    static const Overloads<__VA_ARGS__> overloads("vecadd::" #name);                        \
+    return &overloads;                                                                      \
+  }                                                                                         \
+  PyObject* name##_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {   \
+    EntryCall<__VA_ARGS__> call{#name, &name##_overloads, args, nargs};                     \
+    return with_torch_errors(&run_lean_entry<__VA_ARGS__>, &call);                          \
+  }                                                                                         \
+  PublicWrapper name##_wrapper;                                                             \
+  PyObject* name##_public(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs,    \
+                          PyObject* kwnames) {                                              \
     return public_entry<__VA_ARGS__>(name##_wrapper, #name, &name##_overloads, args, nargs, \
-                                     kwnames);                                               \
+                                     kwnames);                                              \
   }
 VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_ENTRY)
 #undef VECADD_NATIVE_ENTRY
@@ -475,11 +481,6 @@ struct PublicEntryOf {
   PyObject* (*entry)(PyObject*, PyObject* const*, Py_ssize_t, PyObject*);
   Py_ssize_t arguments;  // the lean entry's: the record's arguments and out
 };
-
-template <class... Arguments>
-constexpr Py_ssize_t lean_arguments() {
-  return (Py_ssize_t{Arguments::kFromPython} + ... + 1);
-}
 
 #define VECADD_PUBLIC_ENTRY_OF(name, doc, ...) \
   PublicEntryOf{#name, &name##_wrapper, &name##_public, lean_arguments<__VA_ARGS__>()},
@@ -531,8 +532,8 @@ PyObject* make_public_entry(PyObject* module, PyObject* const* args, Py_ssize_t 
     wrapper.tracing_flag = args[6];
     // The definition outlives every builtin made from it; its doc (the wrapper's, with the
     // signature that inspect reads) is kept for the process too.
-    wrapper.definition = {entry.name, reinterpret_cast<PyCFunction>(
-                                          reinterpret_cast<void (*)()>(entry.entry)),
+    wrapper.definition = {entry.name,
+                          reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(entry.entry)),
                           METH_FASTCALL | METH_KEYWORDS, (new std::string(doc))->c_str()};
     return PyCFunction_NewEx(&wrapper.definition, module, args[8]);
   }
@@ -549,7 +550,8 @@ PyMethodDef methods[] = {
     VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_METHOD){
         "public_entry", fastcall(&make_public_entry), METH_FASTCALL,
         "public_entry(name, wrapper, names, defaults, positional, tracing_owner, tracing_flag, "
-        "doc, module)\n\nThe builtin that stands in for an operator's Python wrapper (vecadd/_ops.py)."},
+        "doc, module)\n\nThe builtin that stands in for an operator's Python wrapper "
+        "(vecadd/_ops.py)."},
     {nullptr, nullptr, 0, nullptr}};
 #undef VECADD_NATIVE_METHOD
 
