@@ -482,6 +482,39 @@ def test_the_binding_torches_are_the_first_release_of_each_claimed_series():
     assert printed.split()[0] == "2.10.0"
 
 
+@needs_tomllib
+def test_the_cibuildwheel_check_finds_the_binding_torches_fetch_as_pyproject_writes_it():
+    """cibuildwheel_options.py's check of before-build, on pyproject.toml's own steps (joined as
+    cibuildwheel joins them, {project} left in): the fetch of the bindings' torches is found, and
+    missed once that step is gone."""
+    import tomllib
+
+    sys.path.insert(0, str(RELEASE_TOOLS))
+    try:
+        import cibuildwheel_options
+    finally:
+        sys.path.remove(str(RELEASE_TOOLS))
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["cibuildwheel"]
+    environment = dict(settings["linux"]["environment"])
+    row = json.loads(output(run_script(RELEASE_TOOLS / "wheel_matrix.py", "matrix", "release")))
+    row = row["include"][0]
+    steps = settings["before-build"]
+    resolved = {
+        "environment": environment,
+        "before_all": " && ".join(settings["before-all"]),
+        "before_test": settings["before-test"],
+        "repair": settings["repair-wheel-command"],
+        "frontend": ["pip", "--no-build-isolation"],
+        "test_command": settings["test-command"],
+    }
+    missing = "before_build does not fetch the native bindings' torches into "
+    whole = cibuildwheel_options.problems(row, {**resolved, "before_build": " && ".join(steps)})
+    assert not [problem for problem in whole if problem.startswith(missing)]
+    fetch = [step for step in steps if "binding_torches.py" not in step]
+    without = cibuildwheel_options.problems(row, {**resolved, "before_build": " && ".join(fetch)})
+    assert f"{missing}{environment['VECADD_NATIVE_TORCHES']}" in without
+
+
 def test_check_wheel_refuses_a_malformed_cuda_option(tmp_path, library_without_cuda):
     wheel = fake_wheel(tmp_path, "0.1.0", ["torch==2.14.*"], library_without_cuda)
     ran = check_wheel(wheel, "0.1.0", "2.14.1", "--cuda", "13")

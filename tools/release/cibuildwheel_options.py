@@ -99,7 +99,9 @@ def problems(row: dict, resolved: dict) -> list[str]:
             f"before_build does not build the CUDA {row['other_cuda']} libraries into {prefix}"
         )
     fetch = f"tools/release/binding_torches.py --into {torches}"
-    if fetch not in shlex.join(shlex.split(before_build)):
+    # Unquoted words: shlex.join would quote the step's {project}/... path, which then never
+    # matches.
+    if fetch not in " ".join(shlex.split(before_build)):
         found.append(f"before_build does not fetch the native bindings' torches into {torches}")
     if environment.get("VECADD_NATIVE_BINDINGS", "ON") != "ON":
         found.append("release wheels hold the native bindings (VECADD_NATIVE_BINDINGS=ON)")
