@@ -97,9 +97,11 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def calls(session: nox.Session) -> None:
     """tools/calls/instructions.py check: each way of calling vecadd costs no more than 10 %
-    over the instructions per call recorded for this Python, torch and build (callgrind: needs
-    valgrind). Argument: the Python of an environment with vecadd installed (default: one made
-    here, with requirements-dev.txt's torch and a stable CPU-only build of this checkout)."""
+    over the instructions per call recorded for this Python, torch and binding (callgrind:
+    needs valgrind), for the binding vecadd chooses and, where that is a native one, for the
+    stable one too (VECADD_BINDING=stable). Argument: the Python of an environment with vecadd
+    installed (default: one made here, with requirements-dev.txt's torch and a portable
+    CPU-only build of this checkout)."""
     if shutil.which("valgrind") is None:
         session.error("valgrind is not on PATH (apt-get install valgrind)")
     python = session.posargs[0] if session.posargs else "python"
@@ -109,6 +111,11 @@ def calls(session: nox.Session) -> None:
         session.install("--quiet", "--no-compile", torch_pin, *build_requirements(session))
         session.install(*BUILD_THIS_CHECKOUT, ".", env={"VECADD_CUDA": "OFF"}, silent=False)
     session.run(python, "tools/calls/instructions.py", "check", external=True)
+    show = "import vecadd; i = vecadd.build_info(); print(i['build'], i['torch_abi'])"
+    chosen = session.run(python, "-c", show, silent=True, external=True)
+    if chosen.split()[-2:] == ["portable", "native"]:
+        stable = {"VECADD_BINDING": "stable"}
+        session.run(python, "tools/calls/instructions.py", "check", env=stable, external=True)
 
 
 @nox.session
@@ -119,7 +126,10 @@ def downstream(session: nox.Session) -> None:
     (a CPU-only one, as the wheels session makes, is installed next to torch 2.13.0)."""
     scratch = Path(session.create_tmp())
     no_isolation = ("--no-build-isolation", "--no-deps")
-    session.install("--no-compile", *build_requirements(session, "--cpu-torch"), "pytest")
+    # pybind11: the example's module is a pybind11 one (vecadd's own build needs none).
+    session.install(
+        "--no-compile", *build_requirements(session, "--cpu-torch"), "pybind11", "pytest"
+    )
     if session.posargs:
         (wheel,) = session.posargs
         session.install("--no-deps", "--force-reinstall", str(Path(wheel).resolve()))

@@ -3,11 +3,27 @@
 
 set(VECADD_BINDING_SOURCES "${PROJECT_SOURCE_DIR}/src/binding/call_rules.cpp"
   "${PROJECT_SOURCE_DIR}/src/binding/promotion.cpp")
+# torch's full C++ API: the kernel registration for CPU (and CUDA, in the native build) and the
+# C++ Autograd kernels, compiled into the native build's vecadd._C and into each native binding
+# of the portable wheel (VecaddNativeBindings.cmake).
+set(VECADD_NATIVE_SOURCES
+  "${PROJECT_SOURCE_DIR}/src/torch/native_api.cpp"
+  "${PROJECT_SOURCE_DIR}/src/torch/autograd.cpp"
+  "${PROJECT_SOURCE_DIR}/src/torch/registration.cpp")
+# The lean Python entries (vecadd._C) over the dispatcher: CPython's C API, its limited API where
+# built for the portable wheel.
+set(VECADD_NATIVE_ENTRY_SOURCES "${PROJECT_SOURCE_DIR}/src/torch/module.cpp")
 
 # The C++ side of the operators' one description (python/vecadd/_operators.py): their words,
 # schemas and kernel lists, written at build time for both builds' registration.
 function(vecadd_generate_operators_header out_var)
   set(_header "${VECADD_GENERATED_DIR}/binding/vecadd_operators.h")
+  set(${out_var} "${_header}" PARENT_SCOPE)
+  get_property(_written GLOBAL PROPERTY VECADD_OPERATORS_HEADER_RULE)
+  if(_written)  # one rule for every target that compiles it
+    return()
+  endif()
+  set_property(GLOBAL PROPERTY VECADD_OPERATORS_HEADER_RULE TRUE)
   add_custom_command(
     OUTPUT "${_header}"
     COMMAND Python::Interpreter "${PROJECT_SOURCE_DIR}/cmake/generate_operators.py" "${_header}"
@@ -15,7 +31,6 @@ function(vecadd_generate_operators_header out_var)
             "${PROJECT_SOURCE_DIR}/cmake/generate_operators.py"
     COMMENT "Writing the operators' registration header from python/vecadd/_operators.py"
     VERBATIM)
-  set(${out_var} "${_header}" PARENT_SCOPE)
 endfunction()
 
 # The lean ways of the Python package (vecadd/_lean_ways.py), written from the same records and
@@ -121,23 +136,14 @@ function(vecadd_add_stable_operators target cuda_target schemas_target)
   set(VECADD_STABLE_TORCH_MINIMUM "${_minimum}" PARENT_SCOPE)
 endfunction()
 
-# torch's full C++ API: the pybind11 module vecadd._C with its per-call fast path and the C++
-# autograd node, registering the CPU kernels and, with CUDA, those of the CUDA library it
+# torch's full C++ API: the module vecadd._C with its lean entries and the native kernels (C++
+# autograd node), registering the CPU kernels and, with CUDA, those of the CUDA library it
 # links; it loads only under the torch series it was built against.
 function(vecadd_add_native_operators target)
   vecadd_find_torch()
-  find_package(pybind11 CONFIG QUIET)
-  if(NOT pybind11_FOUND)
-    execute_process(COMMAND "${Python_EXECUTABLE}" -m pybind11 --cmakedir
-      OUTPUT_VARIABLE pybind11_DIR OUTPUT_STRIP_TRAILING_WHITESPACE)
-    find_package(pybind11 CONFIG REQUIRED)
-  endif()
   vecadd_generate_operators_header(_operators_header)
-  pybind11_add_module(${target} MODULE ${VECADD_BINDING_SOURCES} "${_operators_header}"
-    "${PROJECT_SOURCE_DIR}/src/torch/native_api.cpp"
-    "${PROJECT_SOURCE_DIR}/src/torch/autograd.cpp"
-    "${PROJECT_SOURCE_DIR}/src/torch/registration.cpp"
-    "${PROJECT_SOURCE_DIR}/src/torch/module.cpp")
+  Python_add_library(${target} MODULE WITH_SOABI ${VECADD_BINDING_SOURCES}
+    "${_operators_header}" ${VECADD_NATIVE_SOURCES} ${VECADD_NATIVE_ENTRY_SOURCES})
   set(_rpath "$ORIGIN/${CMAKE_INSTALL_LIBDIR}")
   if(VECADD_WITH_CUDA)
     list(APPEND _rpath "$ORIGIN/${CMAKE_INSTALL_LIBDIR}/${VECADD_CUDA_LIBRARY_DIR}")
@@ -147,6 +153,7 @@ function(vecadd_add_native_operators target)
     CXX_STANDARD ${VECADD_TORCH_CXX_STANDARD}
     CXX_STANDARD_REQUIRED ON
     CXX_EXTENSIONS OFF
+    CXX_VISIBILITY_PRESET hidden
     INSTALL_RPATH "${_rpath}")
   target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}/src/binding"
     "${VECADD_GENERATED_DIR}/binding")
@@ -158,5 +165,5 @@ function(vecadd_add_native_operators target)
     target_link_libraries(${target} PRIVATE vecadd_cuda_kernels)
   endif()
   target_compile_definitions(${target} PRIVATE TORCH_EXTENSION_NAME=_C)
-  vecadd_use_torch_openmp(${target})
+  vecadd_use_torch_openmp(${target} "${TORCH_INSTALL_PREFIX}")
 endfunction()

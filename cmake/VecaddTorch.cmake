@@ -8,19 +8,8 @@
 # where that interpreter cannot import it (a CUDA library built in another system's root).
 function(vecadd_query_torch python)
   if(VECADD_TORCH_ROOT)
-    if(NOT EXISTS "${VECADD_TORCH_ROOT}/version.py")
-      message(FATAL_ERROR "vecadd: VECADD_TORCH_ROOT='${VECADD_TORCH_ROOT}' holds no version.py; "
-                          "expected the folder of an installed torch package (torch.__file__'s)")
-    endif()
-    file(STRINGS "${VECADD_TORCH_ROOT}/version.py" _version REGEX "^__version__ = ")
-    file(STRINGS "${VECADD_TORCH_ROOT}/version.py" _cuda REGEX "^cuda[^=]*= ")
-    string(REGEX REPLACE "^[^']*'([^']*)'.*$" "\\1" _version "${_version}")
-    if(_cuda MATCHES "'([0-9.]+)'")
-      set(_cuda "${CMAKE_MATCH_1}")
-    else()
-      set(_cuda "")
-    endif()
-    set(_answer "${_version}|${_cuda}|${VECADD_TORCH_ROOT}/share/cmake|${VECADD_TORCH_ROOT}/include|${VECADD_TORCH_ROOT}/lib")
+    vecadd_read_torch_files("${VECADD_TORCH_ROOT}" _root)
+    set(_answer "${_root_VERSION}|${_root_CUDA}|${VECADD_TORCH_ROOT}/share/cmake|${VECADD_TORCH_ROOT}/include|${VECADD_TORCH_ROOT}/lib")
   else()
     execute_process(
       COMMAND "${python}" -c
@@ -61,11 +50,9 @@ macro(vecadd_import_torch_without_cuda)
       PATHS "${VECADD_TORCH_LIBRARY_DIR}" NO_DEFAULT_PATH REQUIRED)
     target_link_libraries(torch INTERFACE "${VECADD_TORCH_${_vecadd_torch_library}_LIBRARY}")
   endforeach()
-  # The C++ standard torch's headers need, as its own config states it (17 before torch 2.14).
-  file(READ "${VECADD_TORCH_CMAKE_PREFIX}/Torch/TorchConfig.cmake" _vecadd_torch_config)
-  if(_vecadd_torch_config MATCHES "cxx_std_20|CXX_STANDARD 20")
-    set(VECADD_TORCH_CXX_STANDARD 20)
-  endif()
+  # The C++ standard torch's headers need, as its own config states it.
+  vecadd_read_torch_files("${TORCH_INSTALL_PREFIX}" _vecadd_torch)
+  set(VECADD_TORCH_CXX_STANDARD ${_vecadd_torch_CXX_STANDARD})
   message(STATUS "vecadd: torch ${VECADD_TORCH_VERSION} is a CUDA ${VECADD_TORCH_CUDA} build; "
                  "built without CUDA, vecadd links its CPU libraries only")
 endmacro()
@@ -108,10 +95,10 @@ endmacro()
 
 # at::parallel_for is inline: with an OpenMP build of torch it runs on one thread unless
 # the calling code is compiled with OpenMP too. Compile `target` with the compiler's OpenMP
-# and link it to the runtime torch ships, so that both share one thread pool; with no such
-# runtime (or one this compiler cannot call), leave the target single-threaded.
-function(vecadd_use_torch_openmp target)
-  file(STRINGS "${TORCH_INSTALL_PREFIX}/include/ATen/Config.h" _openmp_build
+# and link it to the runtime of the torch package at `torch_root`, so that both share one thread
+# pool; with no such runtime (or one this compiler cannot call), leave the target single-threaded.
+function(vecadd_use_torch_openmp target torch_root)
+  file(STRINGS "${torch_root}/include/ATen/Config.h" _openmp_build
     REGEX "^#define AT_PARALLEL_OPENMP 1")
   if(NOT _openmp_build)
     return()
@@ -121,17 +108,57 @@ function(vecadd_use_torch_openmp target)
   else()
     set(_patterns "libomp*.so*" "libomp*.dylib" "libiomp5*")
   endif()
-  list(TRANSFORM _patterns PREPEND "${TORCH_INSTALL_PREFIX}/lib/")
+  list(TRANSFORM _patterns PREPEND "${torch_root}/lib/")
   file(GLOB _runtimes ${_patterns})
   find_package(OpenMP COMPONENTS CXX QUIET)
   if(NOT _runtimes OR NOT OpenMP_CXX_FOUND)
-    message(STATUS "vecadd: CPU kernels run on one thread (no OpenMP runtime of torch's "
-                   "that ${CMAKE_CXX_COMPILER_ID} can use)")
+    message(STATUS "vecadd: ${target}'s CPU kernels run on one thread (no OpenMP runtime of "
+                   "torch's that ${CMAKE_CXX_COMPILER_ID} can use)")
     return()
   endif()
   list(GET _runtimes 0 _runtime)
   separate_arguments(_flags NATIVE_COMMAND "${OpenMP_CXX_FLAGS}")
   target_compile_options(${target} PRIVATE ${_flags})
   target_link_libraries(${target} PRIVATE "${_runtime}")
-  message(STATUS "vecadd: CPU kernels run on torch's OpenMP threads (${_runtime})")
+endfunction()
+
+# What the files of the torch package at `root` say of it, as <prefix>_VERSION ("2.14.0+cu130"),
+# <prefix>_SERIES ("2.14"), <prefix>_CUDA (its CUDA version, empty for a CPU-only build),
+# <prefix>_CXX_STANDARD (the standard its headers need, as its CMake config states it: 17, or 20
+# from torch 2.13 on) and <prefix>_CXX11_ABI (1 where its libraries use libstdc++'s C++11 ABI,
+# read from the names libc10.so exports).
+function(vecadd_read_torch_files root prefix)
+  if(NOT EXISTS "${root}/version.py")
+    message(FATAL_ERROR "vecadd: '${root}' holds no version.py; expected the folder of a torch "
+                        "package (torch.__file__'s)")
+  endif()
+  file(STRINGS "${root}/version.py" _version REGEX "^__version__ = ")
+  file(STRINGS "${root}/version.py" _cuda REGEX "^cuda[^=]*= ")
+  string(REGEX REPLACE "^[^']*'([^']*)'.*$" "\\1" _version "${_version}")
+  string(REGEX MATCH "^[0-9]+\\.[0-9]+" _series "${_version}")
+  if(_cuda MATCHES "'([0-9.]+)'")
+    set(_cuda "${CMAKE_MATCH_1}")
+  else()
+    set(_cuda "")
+  endif()
+  set(_standard 17)
+  if(EXISTS "${root}/share/cmake/Torch/TorchConfig.cmake")
+    file(READ "${root}/share/cmake/Torch/TorchConfig.cmake" _config)
+    if(_config MATCHES "cxx_std_20|CXX_STANDARD 20")
+      set(_standard 20)
+    endif()
+  endif()
+  set(_cxx11_abi 0)
+  file(GLOB _c10 "${root}/lib/libc10.so" "${root}/lib/libc10.dylib")
+  if(_c10)
+    file(STRINGS "${_c10}" _cxx11 REGEX "__cxx11" LIMIT_COUNT 1)
+    if(_cxx11)
+      set(_cxx11_abi 1)
+    endif()
+  endif()
+  set(${prefix}_VERSION "${_version}" PARENT_SCOPE)
+  set(${prefix}_SERIES "${_series}" PARENT_SCOPE)
+  set(${prefix}_CUDA "${_cuda}" PARENT_SCOPE)
+  set(${prefix}_CXX_STANDARD "${_standard}" PARENT_SCOPE)
+  set(${prefix}_CXX11_ABI "${_cxx11_abi}" PARENT_SCOPE)
 endfunction()

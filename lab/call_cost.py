@@ -3,6 +3,7 @@
 on 16-element tensors (the host's cost per call decides the time).
 
     python lab/call_cost.py [--device cuda] [--rounds 11] [--calls 20000] [--json FILE]
+        [--cases uncompiled|all|ROW;ROW...]
 
 One synchronization per batch of --calls back-to-back calls; each row prints the medians over
 --rounds interleaved rounds and the median of the per-round ratios (below 1: vecadd cheaper).
@@ -36,11 +37,29 @@ class CallCostRow:
     ratio: float
 
 
-def measure_call_cost(device: torch.device, rounds: int, calls: int) -> list[CallCostRow]:
+def cases_from_argument(value: str) -> list[str]:
+    """The rows --cases names: all, uncompiled (no torch.compile: each compiled row costs a
+    compilation per process) or row names separated by semicolons."""
+    if value == "all":
+        return list(CALLS)
+    if value == "uncompiled":
+        return [name for name in CALLS if not name.startswith("compiled ")]
+    names = value.split(";")
+    unknown = [name for name in names if name not in CALLS]
+    if unknown:
+        raise SystemExit(
+            f"--cases: no row {unknown[0]!r}; expected all, uncompiled or of {list(CALLS)}"
+        )
+    return names
+
+
+def measure_call_cost(
+    device: torch.device, rounds: int, calls: int, cases: list[str]
+) -> list[CallCostRow]:
     per_call = microseconds_per_call(device, calls)
     scope = call_scope(device)
     rows = []
-    for name in CALLS:
+    for name in cases:
         ours, theirs = call_functions(name, scope)
         ours_us, theirs_us = interleaved_samples([ours, theirs], per_call, rounds)
         paired = statistics.median(a / b for a, b in zip(ours_us, theirs_us, strict=True))
@@ -66,13 +85,20 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=11, help="interleaved rounds (11)")
     parser.add_argument("--calls", type=int, default=20_000, help="calls per batch (20000)")
     parser.add_argument("--json", metavar="FILE", help="write the rows as JSON")
+    parser.add_argument(
+        "--cases", default="all", help="all (the default), uncompiled, or rows separated by ';'"
+    )
     args = parser.parse_args()
     device = torch.device(args.device)
-    rows = measure_call_cost(device, args.rounds, args.calls)
+    rows = measure_call_cost(device, args.rounds, args.calls, cases_from_argument(args.cases))
     print(format_call_cost(rows))
     if args.json:
+        import vecadd
+
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
         record = {"device": str(device), "device_name": name, "torch": torch.__version__}
+        record["threads"] = torch.get_num_threads()
+        record["binding"] = vecadd.build_info()["torch_abi"]
         with open(args.json, "w") as handle:
             json.dump({**record, "call_cost": [asdict(row) for row in rows]}, handle, indent=1)
 

@@ -14,14 +14,14 @@ import pytest
 import torch
 
 import vecadd
-from helpers import ROOT, cmake_build, cmake_configure, torch_abi
+from helpers import ROOT, cmake_build, cmake_configure
 
 EXAMPLE = ROOT / "examples" / "aoti"
 pytestmark = [
     pytest.mark.build,
     pytest.mark.skipif(
-        torch_abi() != "stable",
-        reason="vecadd::ops comes with the stable build; the native one is a Python module",
+        vecadd.build_info()["build"] != "portable",
+        reason="vecadd::ops comes with the portable build; the native one is a Python module",
     ),
 ]
 

@@ -102,7 +102,7 @@ def test_mode_argument_expands_all_and_keeps_a_fixed_order():
 
     assert modes_from_argument("chain") == ["chain"]
     assert modes_from_argument("pipeline, cold") == ["cold", "pipeline"]
-    assert modes_from_argument("all") == ["chain", "cold", "pipeline", "compiled"]
+    assert modes_from_argument("all") == ["chain", "cold", "pipeline", "compiled", "training"]
     with pytest.raises(CommandLineError, match=r"unknown mode 'hot'"):
         modes_from_argument("cold,hot")
 
@@ -115,7 +115,7 @@ def test_mode_argument_expands_all_and_keeps_a_fixed_order():
             [
                 "--mode 'hot'",
                 "unknown mode 'hot'",
-                "chain, cold, pipeline, compiled, all",
+                "chain, cold, pipeline, compiled, training, all",
             ],
         ),
         (",", ["--mode ','", "no mode given"]),
@@ -308,3 +308,36 @@ def test_rows_of_one_kind_stay_together_when_a_cell_gives_several(monkeypatch):
     kinds = ["chain", "pipeline-eager", "pipeline-graph"]
     assert [row.mode for row in rows] == [kind for kind in kinds for _ in range(4)]
     assert [row.n for row in rows[4:8]] == [2**10, 2**10, 2**12, 2**12]
+
+
+def test_training_mode_times_both_spellings_at_both_batches(tmp_path):
+    """The eager training step, torch's spelling against vecadd's, waited for and streamed."""
+    record_path = tmp_path / "training.json"
+    ran = run_bench(
+        "--device", "cpu", "--mode", "training", "--rounds", "1", "--json", str(record_path)
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "mode training: eager training steps of 4 pre-norm blocks (AdamW)" in ran.stdout
+    record = json.loads(record_path.read_text())
+    import vecadd
+
+    assert record["binding"] == vecadd.build_info()["torch_abi"]
+    rows = record["training"]
+    assert [row["batch"] for row in rows] == [1, 8]
+    for row in rows:
+        assert (row["tokens"], row["width"], row["dtype"]) == (128, 256, "float32")
+        for key in ("torch_ms", "vecadd_ms", "torch_stream_ms", "vecadd_stream_ms"):
+            assert row[key] > 0
+        assert row["ratio"] == pytest.approx(row["torch_ms"] / row["vecadd_ms"])
+        assert len(row["ratios"]) == len(row["stream_ratios"]) == 1
+
+
+def test_the_eager_steps_train_the_same_stack_alike():
+    """Both spellings start from the same weights and take the same first step."""
+    import torch
+
+    from vecadd.bench.training import eager_step_pair
+
+    theirs, ours = eager_step_pair(torch.device("cpu"), torch.float64, 2)
+    torch.testing.assert_close(ours(), theirs())
+    torch.testing.assert_close(ours(), theirs())

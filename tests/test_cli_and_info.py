@@ -15,7 +15,7 @@ import torch
 from packaging.version import Version
 
 import vecadd
-from helpers import major_minor, run_vecadd_in_process, torch_abi
+from helpers import major_minor, run_vecadd_in_process
 from vecadd import _loader
 from vecadd.cli.info import LINE_WIDTH, wrapped
 
@@ -38,7 +38,12 @@ def test_build_info_describes_this_build():
     info = vecadd.build_info()
     assert set(info) == {
         "version",
+        "build",
         "torch_abi",
+        "binding_why",
+        "binding_entries",
+        "binding_entries_why",
+        "native_bindings",
         "torch_version",
         "torch_requirement",
         "cuda_libraries",
@@ -51,9 +56,10 @@ def test_build_info_describes_this_build():
     }
     assert info["version"] == vecadd.__version__
     assert info["torch_abi"] in ("stable", "native")
+    assert info["build"] in ("portable", "native")
     # The running torch is one the build says it loads under.
     running = Version(major_minor(torch.__version__))
-    if info["torch_abi"] == "stable":
+    if info["build"] == "portable":
         assert info["torch_requirement"] == "torch>=2.10"
         assert running >= Version("2.10")
     else:
@@ -127,7 +133,7 @@ def test_torch_version_check(abi, built, built_cuda, running, running_cuda, prob
 
 
 def test_import_under_a_torch_it_cannot_load_under_is_a_worded_error(monkeypatch):
-    unsupported = "2.99.0" if torch_abi() == "native" else "2.9.0"
+    unsupported = "2.99.0" if vecadd.build_info()["build"] == "native" else "2.9.0"
     monkeypatch.setattr(torch, "__version__", unsupported)
     with pytest.raises(ImportError) as raised:
         _loader.load_operators()
@@ -235,7 +241,7 @@ def test_cli_info_prints_words_not_python_values():
 def test_installed_metadata_states_the_torch_versions_the_build_loads_under():
     pins = [r for r in requires("vecadd") or [] if r.startswith("torch")]
     info = vecadd.build_info()
-    if info["torch_abi"] == "stable":
+    if info["build"] == "portable":
         assert pins == ["torch>=2.10"]
     else:
         assert pins == [f"torch=={major_minor(info['torch_version'])}.*"]

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import vecadd
-from helpers import ROOT, torch_abi
+from helpers import ROOT
 from vecadd import _loader
 from vecadd._loader import CudaLibrary, choose_cuda_library, held_text
 
@@ -121,8 +121,8 @@ print(info["with_cuda"], info["cuda_library"], info["cuda_not_loaded"])
 
 
 @pytest.mark.skipif(
-    torch_abi() != "stable",
-    reason="only the stable build chooses among CUDA libraries; the native build links its one",
+    vecadd.build_info()["build"] != "portable",
+    reason="only the portable build chooses among CUDA libraries; the native build links its one",
 )
 def test_without_a_cuda_library_cpu_work_is_untouched_and_silent():
     ran = run_python(NONE_LOADED, VECADD_CUDA_LIBRARY="none")
@@ -132,8 +132,8 @@ def test_without_a_cuda_library_cpu_work_is_untouched_and_silent():
 
 
 @pytest.mark.skipif(
-    torch_abi() != "stable",
-    reason="only the stable build chooses among CUDA libraries; the native build links its one",
+    vecadd.build_info()["build"] != "portable",
+    reason="only the portable build chooses among CUDA libraries; the native build links its one",
 )
 def test_check_installed_agrees_with_this_environment():
     ran = subprocess.run(
@@ -174,8 +174,8 @@ for call in (lambda: vecadd.add(x, x), lambda: torch.ops.vecadd.add(x, x),
 
 @pytest.mark.cuda
 @pytest.mark.skipif(
-    torch_abi() != "stable",
-    reason="only the stable build chooses among CUDA libraries; the native build links its one",
+    vecadd.build_info()["build"] != "portable",
+    reason="only the portable build chooses among CUDA libraries; the native build links its one",
 )
 def test_a_cuda_call_without_a_library_is_refused_in_words():
     ran = run_python(REFUSED_ON_CUDA, VECADD_CUDA_LIBRARY="none")

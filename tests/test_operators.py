@@ -5,6 +5,8 @@ a new test."""
 
 from __future__ import annotations
 
+import inspect
+import pickle
 import re
 
 import pytest
@@ -265,6 +267,44 @@ def test_each_operators_native_entry_takes_plain_calls_and_leaves_the_rest(op):
         assert entry(*arguments, None) is NotImplemented  # the mode expects the public call
     with pytest.raises(TypeError, match=rf"vecadd._C.{op.name}\(\) takes {len(arguments) + 1} "):
         entry(*arguments)
+
+
+@pytest.mark.skipif(
+    not vecadd._ops.ADD_TAKES_EVERY_CALL,
+    reason="tests the native binding's public entries (vecadd._C.public_entry); this vecadd "
+    "calls its Python wrappers",
+)
+def test_the_public_entries_bind_as_the_wrappers_and_leave_the_rest_to_them():
+    """With vecadd._C, vecadd.add and vecadd.add_n are its C++ public entries: they take the
+    wrappers' parameters by position or keyword, with their defaults, pickle by name, and hand
+    every call they do not take (a number, a misbound argument, a torch function mode) to the
+    Python wrapper, whose result and words are the same."""
+    assert str(inspect.signature(vecadd.add)) == "(x, y, *, alpha=1.0, out=None)"
+    assert str(inspect.signature(vecadd.add_n)) == "(tensors, weights=None, *, out=None)"
+    assert vecadd.add.__doc__.startswith("Return ``x + alpha * y``")
+    assert pickle.loads(pickle.dumps(vecadd.add_n)) is vecadd.add_n
+    x, y, out = torch.randn(5), torch.randn(5), torch.empty(5)
+    torch.testing.assert_close(vecadd.add(y=y, x=x, alpha=2), torch.add(x, y, alpha=2))
+    torch.testing.assert_close(vecadd.add(x, 3.5), torch.add(x, 3.5))  # the wrapper's way
+    assert vecadd.add(x, y, out=out) is out
+    torch.testing.assert_close(out, x + y)
+    summed = vecadd.add_n(weights=(1, -2), tensors=[x, y], out=out)
+    assert summed is out
+    torch.testing.assert_close(out, x - 2 * y)
+    torch.testing.assert_close(vecadd.add_n((x, y)), x + y)
+    misbound = {
+        "takes 2 positional arguments but 3 were given": lambda: vecadd.add(x, y, 2.0),
+        "missing 1 required positional argument: 'y'": lambda: vecadd.add(x, alpha=2.0),
+        "unexpected keyword argument 'beta'": lambda: vecadd.add(x, y, beta=1.0),
+        "multiple values for argument 'x'": lambda: vecadd.add(x, y, x=x),
+        "missing 1 required positional argument: 'tensors'": lambda: vecadd.add_n(out=out),
+    }
+    for words, misbound_call in misbound.items():
+        with pytest.raises(TypeError, match=re.escape(words)):
+            misbound_call()
+    with FunctionsSeen() as seen:
+        vecadd.add(x, y)
+    assert torch.ops.vecadd.add.default in seen.functions
 
 
 class FunctionsSeen(torch.overrides.TorchFunctionMode):

@@ -307,9 +307,11 @@ def fake_wheel(
     library: Path | None,
     tag: str = "cp311-cp311",
     cuda: dict[str, str] | None = None,
+    bindings: dict[str, dict] | None = None,
 ) -> Path:
     """A wheel-shaped zip: METADATA, optionally the core library and, for each toolkit of
-    `cuda` (toolkit: the list it claims to be compiled for), a CUDA library (`library` again)."""
+    `cuda` (toolkit: the list it claims to be compiled for), a CUDA library (`library` again);
+    for each series of `bindings`, a native binding's files with that binding.json."""
     wheel = directory / f"vecadd-{version}-{tag}-manylinux_2_28_x86_64.whl"
     metadata = "".join(
         ["Metadata-Version: 2.4\nName: vecadd\n", f"Version: {version}\n"]
@@ -327,6 +329,11 @@ def fake_wheel(
                 f"{folder}/cuda_library.json",
                 json.dumps({**description, "cuda_architectures": archs}),
             )
+        for series, described in (bindings or {}).items():
+            folder = f"vecadd/lib/torch{series}"
+            for name in ("libvecadd_native_ops.so", "_C.abi3.so"):
+                archive.writestr(f"{folder}/{name}", b"\x7fELF")
+            archive.writestr(f"{folder}/binding.json", json.dumps(described))
     return wheel
 
 
@@ -426,6 +433,86 @@ def test_check_wheel_wants_a_library_per_toolkit_with_its_images(tmp_path, libra
         in ran.stderr
     )
     assert "cuobjdump lists [] in vecadd/lib/cuda13/libvecadd_cuda.so" in ran.stderr
+
+
+def described(series: str, version: str = "0.2.0") -> dict:
+    return {"vecadd_version": version, "torch_version": f"{series}.0", "torch_series": series}
+
+
+def test_check_wheel_wants_every_native_binding_asked_for(tmp_path, library_without_cuda):
+    bindings = {"2.10": described("2.10"), "2.11": described("2.11")}
+    portable = fake_wheel(
+        tmp_path, "0.2.0", ["torch>=2.10"], library_without_cuda, "py3-none", bindings=bindings
+    )
+    arguments = ("0.2.0", "2.14.1", "--cuda", "none")
+    ran = check_wheel(portable, *arguments, "--native-bindings", "2.10,2.11", abi="stable")
+    assert output(ran).strip() == (
+        f"{portable.name}: ok (stable build, version 0.2.0, torch>=2.10, native bindings for "
+        "torch 2.10, 2.11, no CUDA library)"
+    )
+    ran = check_wheel(portable, *arguments, "--native-bindings", "2.10,2.11,2.12", abi="stable")
+    assert ran.returncode == 1
+    assert ran.stderr.strip() == (
+        f"{portable.name}: holds native bindings for torch 2.10, 2.11, expected 2.10, 2.11, 2.12"
+    )
+
+
+def test_check_wheel_reads_each_native_binding(tmp_path, library_without_cuda):
+    bindings = {"2.10": described("2.10", "0.1.9"), "2.11": described("2.12")}
+    portable = fake_wheel(
+        tmp_path, "0.2.0", ["torch>=2.10"], library_without_cuda, "py3-none", bindings=bindings
+    )
+    with zipfile.ZipFile(portable, "a") as archive:
+        archive.writestr("vecadd/lib/torch2.13/binding.json", json.dumps(described("2.13")))
+    ran = check_wheel(portable, "0.2.0", "2.14.1", "--cuda", "none", abi="stable")
+    assert ran.returncode == 1
+    assert ran.stderr.splitlines() == [
+        f"{portable.name}: vecadd/lib/torch2.10/binding.json is of vecadd 0.1.9, expected 0.2.0",
+        f"{portable.name}: vecadd/lib/torch2.11/binding.json says series 2.12, not 2.11",
+        f"{portable.name}: the native binding vecadd/lib/torch2.13 lacks "
+        "libvecadd_native_ops.so, _C.abi3.so",
+    ]
+
+
+def test_the_binding_torches_are_the_first_release_of_each_claimed_series():
+    printed = output(run_script(RELEASE_TOOLS / "wheel_matrix.py", "binding-torches"))
+    builds = json.loads((RELEASE_TOOLS / "pytorch_cuda_builds.json").read_text())["series"]
+    claimed = [s for s in builds if tuple(map(int, s.split("."))) >= (2, 10)]
+    assert printed.split() == [builds[s]["releases"][0] for s in claimed]
+    assert printed.split()[0] == "2.10.0"
+
+
+@needs_tomllib
+def test_the_cibuildwheel_check_finds_the_binding_torches_fetch_as_pyproject_writes_it():
+    """cibuildwheel_options.py's check of before-build, on pyproject.toml's own steps (joined as
+    cibuildwheel joins them, {project} left in): the fetch of the bindings' torches is found, and
+    missed once that step is gone."""
+    import tomllib
+
+    sys.path.insert(0, str(RELEASE_TOOLS))
+    try:
+        import cibuildwheel_options
+    finally:
+        sys.path.remove(str(RELEASE_TOOLS))
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["cibuildwheel"]
+    environment = dict(settings["linux"]["environment"])
+    row = json.loads(output(run_script(RELEASE_TOOLS / "wheel_matrix.py", "matrix", "release")))
+    row = row["include"][0]
+    steps = settings["before-build"]
+    resolved = {
+        "environment": environment,
+        "before_all": " && ".join(settings["before-all"]),
+        "before_test": settings["before-test"],
+        "repair": settings["repair-wheel-command"],
+        "frontend": ["pip", "--no-build-isolation"],
+        "test_command": settings["test-command"],
+    }
+    missing = "before_build does not fetch the native bindings' torches into "
+    whole = cibuildwheel_options.problems(row, {**resolved, "before_build": " && ".join(steps)})
+    assert not [problem for problem in whole if problem.startswith(missing)]
+    fetch = [step for step in steps if "binding_torches.py" not in step]
+    without = cibuildwheel_options.problems(row, {**resolved, "before_build": " && ".join(fetch)})
+    assert f"{missing}{environment['VECADD_NATIVE_TORCHES']}" in without
 
 
 def test_check_wheel_refuses_a_malformed_cuda_option(tmp_path, library_without_cuda):

@@ -12,22 +12,33 @@ _INSTALL_DIR = Path(_build_config.__file__).resolve().parent
 
 
 def build_info() -> dict[str, Any]:
-    """How vecadd was built and which of its kernels this process runs: its version, which
-    torch API its operators use (``"stable"``: the LibTorch stable ABI, or ``"native"``), the
-    torch it was built against and the torch versions it loads under; the CUDA libraries it
-    holds (one per CUDA major: toolkit and folder); which one is loaded (``cuda_version``,
-    ``cuda_library``, and ``cuda_archs``, the architectures read from its binary; ``with_cuda``
-    is False when none is) and otherwise why not (``cuda_not_loaded``); and
-    the CUDA runtime libraries the process has mapped (``cuda_runtimes``: the loaded library
-    uses torch's runtime of its major)."""
-    from ._loader import cuda_state, mapped_cuda_runtimes  # loads torch: not for path queries
+    """How vecadd was built and which of its kernels this process runs: its version; the build
+    (``"portable"``: the stable binding and native bindings per torch release, or ``"native"``:
+    one torch series' vecadd._C), the torch it was built against and the torch versions it loads
+    under; which binding runs (``torch_abi``: ``"native"``, torch's full C++ API, or
+    ``"stable"``, the LibTorch stable ABI), why (``binding_why``), its Python entries
+    (``binding_entries``: vecadd._C's file, or None where calls go through the dispatcher, and
+    then why in ``binding_entries_why``) and the native bindings the build holds
+    (``native_bindings``); the CUDA libraries it holds (one per CUDA major: toolkit and folder);
+    which one is loaded (``cuda_version``, ``cuda_library``, and ``cuda_archs``, the
+    architectures read from its binary; ``with_cuda`` is False when none is) and otherwise why
+    not (``cuda_not_loaded``); and the CUDA runtime libraries the process has mapped
+    (``cuda_runtimes``: the loaded library uses torch's runtime of its major)."""
+    # loads torch: not for path queries
+    from ._loader import binding_state, cuda_state, mapped_cuda_runtimes, native_bindings
 
     loaded = cuda_state.loaded
+    portable = _build_config.TORCH_ABI == "stable"
     return {
         "version": _build_config.VERSION,
-        "torch_abi": _build_config.TORCH_ABI,
+        "build": "portable" if portable else "native",
+        "torch_abi": binding_state.name,
         "torch_version": _build_config.TORCH_VERSION,
         "torch_requirement": _build_config.TORCH_REQUIREMENT,
+        "binding_why": binding_state.why,
+        "binding_entries": str(binding_state.entries) if binding_state.entries else None,
+        "binding_entries_why": binding_state.entries_why,
+        "native_bindings": [b.describe() for b in native_bindings()] if portable else [],
         "cuda_libraries": [library.describe() for library in cuda_state.libraries],
         "with_cuda": loaded is not None,
         "cuda_version": loaded.cuda_version if loaded else None,

@@ -18,6 +18,7 @@ global a traced function reads on every compiled call (docs/compile.md).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 import torch
@@ -108,6 +109,32 @@ def untraced(entry: Callable[..., object]) -> Callable[..., object]:
     from . import _lean_ways
 
     return _lean_ways.untraced(entry) if _written_for_this_torch() else _no_lean_way
+
+
+def public_entry(wrapper: Callable[..., torch.Tensor], native_module) -> Callable[..., object]:
+    """The operator's wrapper (vecadd.add) as the native build's public C++ entry, where
+    vecadd._C has one: a builtin with the wrapper's name, signature and doc that binds the
+    wrapper's parameters itself and runs a plain call in C++, and hands any other call to
+    `wrapper` (which checks, words and traces it); else `wrapper` itself. A Python frame and the
+    lean way's own are what a call of 16 elements saves (docs/portable.md)."""
+    make = getattr(native_module, "public_entry", None)
+    parameters = list(inspect.signature(wrapper).parameters.values())
+    kinds = {inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY}
+    if (
+        make is None
+        or not _written_for_this_torch()
+        or any(p.kind not in kinds for p in parameters)
+    ):
+        return wrapper
+    names = tuple(parameter.name for parameter in parameters)
+    # The wrapper itself stands for "no default": the entry then leaves an omitted one to it.
+    defaults = tuple(wrapper if p.default is p.empty else p.default for p in parameters)
+    positional = sum(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in parameters)
+    flag = "_is_compiling_flag"  # non-strict export's, which vecadd/_torch_private.py reads too
+    owner = torch.compiler if hasattr(torch.compiler, flag) else None
+    unannotated = inspect.Signature([p.replace(annotation=p.empty) for p in parameters])
+    doc = f"{wrapper.__name__}{unannotated}\n--\n\n{inspect.getdoc(wrapper)}"
+    return make(wrapper.__name__, wrapper, names, defaults, positional, owner, flag, doc, "vecadd")
 
 
 def lean_way(

@@ -1,14 +1,16 @@
-"""The vecadd operators: their schemas (one contract for both builds, from the records of
-vecadd/_operators.py), the compiled kernels of the installed build, and what is registered from
-Python: the fake kernels (both builds) and, for the stable build, autograd (the stable ABI has no
-C++ autograd)."""
+"""The vecadd operators: their schemas (one contract for every binding, from the records of
+vecadd/_operators.py), the compiled kernels of the binding vecadd/_loader.py chooses, and what is
+registered from Python: the fake kernels (every binding) and, for the stable binding, autograd
+(the stable ABI has no C++ autograd)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import torch
 
-from . import _build_config
-from ._loader import cuda_state, held_text, load_operators
+from ._lean import lean_way
+from ._loader import DISPATCHER_ENTRIES, binding_state, cuda_state, held_text, load_operators
 from ._operators import OPERATORS
 
 _definitions = torch.library.Library("vecadd", "DEF")
@@ -25,8 +27,31 @@ for _operator in OPERATORS:
     for _name, _ in _operator.registered_names()[2:]:
         _definitions.impl(_name, torch.library.fallthrough_kernel, "Autograd")
 
-# vecadd._C for the native build, None for the stable one (a library torch loads).
+
+def _through_the_dispatcher() -> SimpleNamespace:
+    """A native binding's ways in where it has no vecadd._C (a free-threaded CPython): each
+    operator's lean way, its gradients from the public operator's C++ autograd kernel, its
+    errors raised by the C++ kernels as they are."""
+
+    def public_operator(op, _functional):
+        overload, split = getattr(torch.ops.vecadd, op.name).default, op.split
+
+        def with_grad(*arguments):
+            positional, keywords = split(arguments)  # add's alpha is keyword-only
+            return overload(*positional, **keywords)
+
+        return with_grad
+
+    return SimpleNamespace(
+        **{op.name: lean_way(op, lambda error: error, public_operator) for op in OPERATORS}
+    )
+
+
+# The native binding's entries to each operator (vecadd._C, or the lean ways through the
+# dispatcher), None for the stable binding (a library torch loads, its autograd Python's).
 native_module = load_operators()
+if native_module is DISPATCHER_ENTRIES:
+    native_module = _through_the_dispatcher()
 
 
 def _cuda_refusal(call: str):
@@ -45,7 +70,7 @@ def _cuda_refusal(call: str):
 
 
 # Without a CUDA library, CUDA calls get words instead of torch's "could not run" error.
-if native_module is None and cuda_state.loaded is None:
+if cuda_state.loaded is None:
     for _operator in OPERATORS:
         for _name, _ in _operator.registered_names():
             _definitions.impl(_name, _cuda_refusal(_operator.call), "CUDA")
@@ -57,5 +82,5 @@ from ._sharding import register_when_dtensor_loads  # noqa: E402
 register_when_dtensor_loads()
 register_when_inductor_loads()
 
-if _build_config.TORCH_ABI == "stable":
+if binding_state.name == "stable":
     from . import _autograd  # noqa: F401  (registers autograd)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from . import _torch_private as private
-from ._ops import _as_float, add, lean_add
+from ._ops import ADD_TAKES_EVERY_CALL, _as_float, add, lean_add
 
 _runs_forward_only = private.module_runs_forward_only
 
@@ -35,6 +35,8 @@ class VecAdd(torch.nn.Module):
         # it would only call forward, so plain tensors go the way vecadd.add takes them (a way that
         # answers NotImplemented while compile or export traces).
         if _runs_forward_only(self):
+            if ADD_TAKES_EVERY_CALL:  # the native build's C++ entry, which torch.compile replaces
+                return add(x, y, alpha=self.alpha)
             result = lean_add(x, y, self.alpha, None)
             if result is not NotImplemented:
                 return result

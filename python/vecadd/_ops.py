@@ -12,6 +12,7 @@ an autograd.Function that supports them).
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import BuiltinFunctionType
 
 import torch
 
@@ -19,7 +20,7 @@ from . import _compile
 from . import _torch_private as private
 from ._dtypes import SUPPORTED_DTYPES, SUPPORTED_TEXT, NoCommonDtype, chain_result_type
 from ._fake import check_out
-from ._lean import lean_way, traced_way, untraced
+from ._lean import lean_way, public_entry, traced_way, untraced
 from ._library import native_module
 from ._operators import ADD, ADD_N, BY_NAME, EXACT_INTEGER_LIMIT, OPERATORS, Operator
 from ._sharding import check_distributed
@@ -361,3 +362,9 @@ def add_n(
     if is_compiling():  # as in add
         return _traced_add_n(tensors, weights, out=out)
     return call(ADD_N, (tensors, weights), out)
+
+
+# The native build's wrappers are its C++ public entries where vecadd._C has them: a plain call
+# goes straight to C++, any other to the Python wrapper above (vecadd/_lean.py's public_entry).
+add, add_n = (public_entry(wrapper, native_module) for wrapper in (add, add_n))
+ADD_TAKES_EVERY_CALL = isinstance(add, BuiltinFunctionType)  # its entry, not the wrapper

@@ -36,6 +36,21 @@ c10::Scalar weight_of(const SumCall& call, int index) {
   return imag == 0 ? c10::Scalar(real) : c10::Scalar(c10::complex<double>(real, imag));
 }
 
+// Whether two shapes are the same, answered without a guard: a symbolic size (torch.compile's
+// tracing) counts as different, and its gradient is then summed to it.
+bool same_sizes(c10::SymIntArrayRef input, c10::SymIntArrayRef result) {
+  if (input.size() != result.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    if (input[i].is_heap_allocated() || result[i].is_heap_allocated() ||
+        input[i].as_int_unchecked() != result[i].as_int_unchecked()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool is_one(const c10::Scalar& weight) {
   return !weight.isComplex() && weight.toDouble() == 1;
 }
@@ -57,7 +72,9 @@ torch::autograd::variable_list WeightedSumBackward::apply(torch::autograd::varia
     // input of a complex sum).
     const c10::Scalar& weight = weights[i];
     at::Tensor input_grad = is_one(weight) ? grad : grad.mul(weight.conj());
-    input_grad = at::sum_to(input_grad, sizes[i]);
+    if (broadcast_sizes[i]) {
+      input_grad = at::sum_to(input_grad, *broadcast_sizes[i]);
+    }
     if (input_grad.is_complex() && !c10::isComplexType(dtypes[i])) {
       input_grad = at::real(input_grad);
     }
@@ -86,7 +103,9 @@ void record_backward(const SumCall& call, at::Tensor& result) {
     edges.push_back(torch::autograd::impl::gradient_edge(call[i]));
     node->weights.push_back(weight_of(call, i));
     node->dtypes.push_back(call[i].scalar_type());
-    node->sizes.push_back(call[i].sym_sizes().vec());
+    const c10::SymIntArrayRef sizes = call[i].sym_sizes();
+    node->broadcast_sizes.push_back(
+        same_sizes(sizes, result.sym_sizes()) ? std::nullopt : std::optional(sizes.vec()));
   }
   node->node_name = call.words.backward;
   node->set_next_edges(std::move(edges));

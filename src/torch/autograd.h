@@ -10,6 +10,7 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,9 @@ struct WeightedSumBackward final : public torch::autograd::Node {
   // Two inline: add's x and y, without an allocation per call.
   c10::SmallVector<c10::Scalar, 2> weights;
   c10::SmallVector<at::ScalarType, 2> dtypes;  // each input's, which its gradient takes
-  c10::SmallVector<std::vector<c10::SymInt>, 2> sizes;
+  // Each input's sizes where it was broadcast (its gradient is summed back to them); none where
+  // it has the result's, the common case, which then costs no allocation.
+  c10::SmallVector<std::optional<std::vector<c10::SymInt>>, 2> broadcast_sizes;
 
   std::string name() const override { return node_name; }
   torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override;

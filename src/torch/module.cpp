@@ -1,26 +1,100 @@
-// vecadd._C: loading it registers the vecadd operators with torch; it also exposes a lean
-// Python entry point to each of them, written from the records (VECADD_OPERATOR_ENTRIES in the
-// generated vecadd_operators.h), so a new operator needs no line here (how it was built is in
-// vecadd/_build_config.py).
+// vecadd's lean Python entries to its operators, one per operator the records describe
+// (VECADD_OPERATOR_ENTRIES in the generated vecadd_operators.h), so a new operator needs no line
+// here. Built twice from this file: as the native build's vecadd._C, and as the vecadd._C beside
+// each native binding of the portable wheel (lib/torchX.Y/_C.abi3.so), under CPython's
+// limited API (3.10), so that one file serves every CPython from 3.10 on but the free-threaded
+// ones, which take no abi3 module and reach the operators through the dispatcher instead. The
+// entries call the operators through the dispatcher: the kernels are registered by the binding
+// loaded beside them.
 #include <Python.h>  // first, as Python asks of its extensions
 
 #include <ATen/PythonTorchFunctionTLS.h>
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <pybind11/pybind11.h>
-#include <torch/csrc/Exceptions.h>
-#include <torch/csrc/autograd/python_variable.h>
+#include <c10/util/Exception.h>
 
 #include <cstddef>
 #include <exception>
+#include <initializer_list>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
+#include <variant>
 #include <vector>
 
+#include "torch_python.h"
 #include "vecadd_operators.h"
+
+#ifndef TORCH_EXTENSION_NAME
+#error "TORCH_EXTENSION_NAME names the module (its PyInit_ function)"
+#endif
+#define VECADD_CONCATENATE(a, b) a##b
+#define VECADD_MODULE_INIT(name) VECADD_CONCATENATE(PyInit_, name)
+#define VECADD_STRING(name) #name
+#define VECADD_MODULE_NAME(name) VECADD_STRING(name)
 
 namespace vecadd::torch_binding {
 namespace {
+
+// The tensor a plain torch.Tensor (or nn.Parameter) holds, borrowed from its Python object;
+// nullptr for any other object, a tensor subclass included (only torch.ops honours what a
+// subclass may define, __torch_function__).
+const at::Tensor* plain_tensor(PyObject* object) {
+  PyObject* const type = reinterpret_cast<PyObject*>(Py_TYPE(object));
+  if (type != THPVariableClass && type != ParameterClass) {
+    return nullptr;
+  }
+  return &reinterpret_cast<PythonTensor*>(object)->tensor;
+}
+
+// The warnings torch's C++ code gives during a call, kept to become Python's once the call is
+// over and the GIL taken back (as torch's own Python bindings do).
+class KeptWarnings final : public c10::WarningHandler {
+ public:
+  void process(const c10::Warning& warning) override { kept_.push_back(warning); }
+
+  // Issues them as Python warnings: false where the warnings filter made one an error.
+  bool issue() {
+    for (const c10::Warning& warning : kept_) {
+      PyObject* category = std::holds_alternative<c10::DeprecationWarning>(warning.type())
+                               ? PyExc_DeprecationWarning
+                               : PyExc_UserWarning;
+      if (PyErr_WarnEx(category, warning.msg().c_str(), 1) != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  std::vector<c10::Warning> kept_;
+};
+
+// body(context) with torch's C++ errors and warnings turned into Python's: its result, or
+// nullptr with the Python error set.
+PyObject* with_torch_errors(PyObject* (*body)(void*), void* context) {
+  KeptWarnings warnings;
+  PyObject* result = nullptr;
+  std::exception_ptr failure;
+  {
+    const c10::WarningUtils::WarningHandlerGuard keep(&warnings);
+    try {
+      result = body(context);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  if (!warnings.issue()) {
+    Py_XDECREF(result);
+    return nullptr;
+  }
+  if (failure) {
+    torch::translate_exception_to_python(failure);
+    return nullptr;
+  }
+  return result;
+}
 
 // Each schema argument type, converted from the Python values the lean entries take without a
 // question; parse answers false for anything else, and the Python face (vecadd._ops) then
@@ -29,7 +103,7 @@ namespace {
 // A float, or an int a double holds exactly (not a bool, which vecadd refuses).
 bool double_from_python(PyObject* value, double& result) {
   if (PyFloat_CheckExact(value)) {
-    result = PyFloat_AS_DOUBLE(value);
+    result = PyFloat_AsDouble(value);
     return true;
   }
   if (!PyLong_Check(value) || PyBool_Check(value)) {  // bool is an int subclass
@@ -45,45 +119,47 @@ bool double_from_python(PyObject* value, double& result) {
   return true;
 }
 
-// visit(items, size) over a list's or tuple's items, the list locked against other threads
-// meanwhile (a free-threaded CPython has no GIL to keep it from changing); false for any other
-// object.
+// visit(item(i), size) over a list's or tuple's items (borrowed), the list locked against other
+// threads meanwhile where a free-threaded CPython has no GIL to keep it from changing; false for
+// any other object.
 template <class Visit>
 bool visit_items(PyObject* sequence, Visit&& visit) {
-  if (!PyList_CheckExact(sequence) && !PyTuple_CheckExact(sequence)) {
+  const bool list = PyList_CheckExact(sequence);
+  if (!list && !PyTuple_CheckExact(sequence)) {
     return false;
   }
+  const auto item = [sequence, list](Py_ssize_t i) {
+    return list ? PyList_GetItem(sequence, i) : PyTuple_GetItem(sequence, i);
+  };
+  const Py_ssize_t size = list ? PyList_Size(sequence) : PyTuple_Size(sequence);
+#ifdef Py_GIL_DISABLED
   bool taken = false;
   std::exception_ptr failure;  // rethrown once the section has ended, which must not be skipped
-#if PY_VERSION_HEX >= 0x030D0000
   Py_BEGIN_CRITICAL_SECTION(sequence);
-#endif
   try {
-    taken = visit(PySequence_Fast_ITEMS(sequence), PySequence_Fast_GET_SIZE(sequence));
+    taken = visit(item, size);
   } catch (...) {
     failure = std::current_exception();
   }
-#if PY_VERSION_HEX >= 0x030D0000
   Py_END_CRITICAL_SECTION();
-#endif
   if (failure) {
     std::rethrow_exception(failure);
   }
   return taken;
+#else
+  return visit(item, size);
+#endif
 }
 
-// A plain torch.Tensor (a subclass may define __torch_function__: only torch.ops honours it),
-// borrowed from its Python object, which the caller's arguments keep alive through the call.
+// A plain torch.Tensor, borrowed from its Python object, which the caller's arguments keep
+// alive through the call.
 struct TensorArgument {
   static constexpr bool kFromPython = true;
   using Type = const at::Tensor&;  // as the schema's C++ signature takes it
   const at::Tensor* tensor = nullptr;
   bool parse(PyObject* value) {
-    if (!THPVariable_CheckExact(value)) {
-      return false;
-    }
-    tensor = &THPVariable_Unpack(value);
-    return true;
+    tensor = plain_tensor(value);
+    return tensor != nullptr;
   }
   const at::Tensor& get() const { return *tensor; }
 };
@@ -94,13 +170,14 @@ struct TensorListArgument {
   using Type = at::TensorList;
   std::vector<at::Tensor> tensors;
   bool parse(PyObject* value) {
-    return visit_items(value, [this](PyObject** items, Py_ssize_t size) {
+    return visit_items(value, [this](const auto& item, Py_ssize_t size) {
       tensors.reserve(static_cast<std::size_t>(size));
       for (Py_ssize_t i = 0; i < size; ++i) {
-        if (!THPVariable_CheckExact(items[i])) {
+        const at::Tensor* tensor = plain_tensor(item(i));
+        if (tensor == nullptr) {
           return false;
         }
-        tensors.push_back(THPVariable_Unpack(items[i]));
+        tensors.push_back(*tensor);
       }
       return !tensors.empty();
     });
@@ -125,10 +202,10 @@ struct OptionalFloatListArgument {
     if (object == Py_None) {
       return true;
     }
-    return visit_items(object, [this](PyObject** items, Py_ssize_t size) {
+    return visit_items(object, [this](const auto& item, Py_ssize_t size) {
       values.emplace(static_cast<std::size_t>(size));
       for (Py_ssize_t i = 0; i < size; ++i) {
-        if (!double_from_python(items[i], (*values)[static_cast<std::size_t>(i)])) {
+        if (!double_from_python(item(i), (*values)[static_cast<std::size_t>(i)])) {
           return false;
         }
       }
@@ -176,22 +253,49 @@ struct Overloads {
                 .template typed<void(typename Arguments::Type..., at::Tensor&)>()) {}
 };
 
+// The GIL let go for a dispatcher call, taken back however the call ends.
+class WithoutGil {
+ public:
+  WithoutGil() : state_(PyEval_SaveThread()) {}
+  ~WithoutGil() { PyEval_RestoreThread(state_); }
+  WithoutGil(const WithoutGil&) = delete;
+  WithoutGil& operator=(const WithoutGil&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
+// How many arguments a lean entry takes: those of the schema's that come from Python, then out.
+template <class... Arguments>
+constexpr Py_ssize_t lean_arguments() {
+  return (Py_ssize_t{Arguments::kFromPython} + ... + 1);
+}
+
+// One call of a lean entry: what with_torch_errors runs.
+template <class... Arguments>
+struct EntryCall {
+  const char* name;
+  const Overloads<Arguments...>* (*overloads)();
+  PyObject* const* args;
+  Py_ssize_t nargs;
+};
+
 // The lean entry of an operator whose schema takes Arguments, then out: name(*arguments, out).
 // It calls the public operator (or its out overload) through the dispatcher, and returns
 // NotImplemented for anything but plain values or under a torch function mode, which expects
 // to see the operator's call.
 template <class... Arguments>
-PyObject* lean_entry(const char* name, const Overloads<Arguments...>& overloads,
-                     PyObject* const* args, Py_ssize_t nargs) {
-  constexpr Py_ssize_t kArguments = (Py_ssize_t{Arguments::kFromPython} + ... + 1);
-  if (nargs != kArguments) {
+PyObject* lean_entry(const EntryCall<Arguments...>& call) {
+  constexpr Py_ssize_t kArguments = lean_arguments<Arguments...>();
+  if (call.nargs != kArguments) {
     PyErr_Format(PyExc_TypeError, "vecadd._C.%s() takes %zd arguments (the last one out), got %zd",
-                 name, kArguments, nargs);
+                 call.name, kArguments, call.nargs);
     return nullptr;
   }
+  PyObject* const* args = call.args;
   PyObject* const out_object = args[kArguments - 1] == Py_None ? nullptr : args[kArguments - 1];
-  if ((out_object != nullptr && !THPVariable_CheckExact(out_object)) ||
-      at::impl::torch_function_mode_enabled()) {
+  const at::Tensor* out_tensor = out_object == nullptr ? nullptr : plain_tensor(out_object);
+  if ((out_object != nullptr && out_tensor == nullptr) || at::impl::torch_function_mode_enabled()) {
     Py_RETURN_NOTIMPLEMENTED;
   }
   std::tuple<Arguments...> parsed;
@@ -211,52 +315,267 @@ PyObject* lean_entry(const char* name, const Overloads<Arguments...>& overloads,
   if (!plain) {
     Py_RETURN_NOTIMPLEMENTED;
   }
-  if (out_object == nullptr) {
+  const Overloads<Arguments...>& overloads = *call.overloads();
+  if (out_tensor == nullptr) {
     at::Tensor result;
     {
-      const pybind11::gil_scoped_release no_gil;
+      const WithoutGil no_gil;
       result = std::apply(
           [&](const Arguments&... each) { return overloads.functional.call(each.get()...); },
           parsed);
     }
     return THPVariable_Wrap(std::move(result));
   }
-  at::Tensor out = THPVariable_Unpack(out_object);
+  at::Tensor out = *out_tensor;
   {
-    const pybind11::gil_scoped_release no_gil;
+    const WithoutGil no_gil;
     std::apply([&](const Arguments&... each) { overloads.out.call(each.get()..., out); }, parsed);
   }
   Py_INCREF(out_object);
   return out_object;
 }
 
-// NAME_entry for each operator the records describe.
-#define VECADD_NATIVE_ENTRY(name, doc, ...)                                               \
-  PyObject* name##_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) { \
-    HANDLE_TH_ERRORS                                                                      \
-    static const Overloads<__VA_ARGS__> overloads("vecadd::" #name);                      \
-    return lean_entry(#name, overloads, args, nargs);                                     \
-    END_HANDLE_TH_ERRORS                                                                  \
+template <class... Arguments>
+PyObject* run_lean_entry(void* call) {
+  return lean_entry(*static_cast<const EntryCall<Arguments...>*>(call));
+}
+
+// What an operator's public entry (vecadd.add itself, where this module loads) knows of the
+// Python wrapper it stands in for, given once by _C.public_entry: the wrapper, which takes every
+// call the entry does not, its parameters' names and defaults (nullptr: none), how many it takes
+// by position, and where torch says that non-strict export traces (torch.compiler's flag).
+struct PublicWrapper {
+  PyObject* wrapper = nullptr;
+  PyObject* names = nullptr;     // a tuple of str: the record's arguments, then out
+  PyObject* defaults = nullptr;  // a tuple, one per name: its default, or the wrapper for none
+  Py_ssize_t positional = 0;
+  PyObject* tracing_owner = nullptr;  // torch.compiler, or nullptr where it lacks the flag
+  PyObject* tracing_flag = nullptr;   // "_is_compiling_flag"
+  PyMethodDef definition{};
+};
+
+// The index of keyword `name` among the wrapper's parameters; -1 for none.
+Py_ssize_t parameter_index(const PublicWrapper& wrapper, PyObject* name) {
+  const Py_ssize_t count = PyTuple_Size(wrapper.names);
+  for (Py_ssize_t i = 0; i < count; ++i) {  // interned names: the pointers match
+    if (PyTuple_GetItem(wrapper.names, i) == name) {
+      return i;
+    }
+  }
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    if (PyUnicode_Compare(PyTuple_GetItem(wrapper.names, i), name) == 0) {
+      return i;
+    }
+  }
+  PyErr_Clear();  // a keyword that is not a str: the wrapper words it
+  return -1;
+}
+
+// Whether non-strict torch.export traces (torch.compiler._is_compiling_flag): its fake tensors
+// must reach the wrapper, which knows them (torch.compile never calls the entry: it traces the
+// wrapper's traced way in its place, vecadd/_compile.py).
+bool export_traces(const PublicWrapper& wrapper) {
+  if (wrapper.tracing_owner == nullptr) {
+    return false;
+  }
+  PyObject* const flag = PyObject_GetAttr(wrapper.tracing_owner, wrapper.tracing_flag);
+  const int traces = flag == nullptr ? 1 : PyObject_IsTrue(flag);
+  Py_XDECREF(flag);
+  PyErr_Clear();
+  return traces != 0;
+}
+
+// The wrapper's call with the entry's arguments, as they were given.
+PyObject* call_wrapper(const PublicWrapper& wrapper, PyObject* const* args, Py_ssize_t nargs,
+                       PyObject* kwnames) {
+  PyObject* const positional = PyTuple_New(nargs);
+  if (positional == nullptr) {
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SetItem(positional, i, args[i]);  // steals the reference
+  }
+  PyObject* keywords = nullptr;
+  const Py_ssize_t keyword_count = kwnames == nullptr ? 0 : PyTuple_Size(kwnames);
+  if (keyword_count > 0) {
+    keywords = PyDict_New();
+    for (Py_ssize_t i = 0; keywords != nullptr && i < keyword_count; ++i) {
+      if (PyDict_SetItem(keywords, PyTuple_GetItem(kwnames, i), args[nargs + i]) != 0) {
+        Py_CLEAR(keywords);
+      }
+    }
+    if (keywords == nullptr) {
+      Py_DECREF(positional);
+      return nullptr;
+    }
+  }
+  PyObject* const result = PyObject_Call(wrapper.wrapper, positional, keywords);
+  Py_DECREF(positional);
+  Py_XDECREF(keywords);
+  return result;
+}
+
+// An operator's public entry: the wrapper's parameters (by position or keyword, defaults
+// filled in) to its lean entry; any call that entry answers NotImplemented, or that binds
+// otherwise than it expects, to the wrapper itself, which checks and words it.
+template <class... Arguments>
+PyObject* public_entry(const PublicWrapper& wrapper, const char* name,
+                       const Overloads<Arguments...>* (*overloads)(), PyObject* const* args,
+                       Py_ssize_t nargs, PyObject* kwnames) {
+  constexpr Py_ssize_t kArguments = lean_arguments<Arguments...>();
+  PyObject* given[kArguments] = {};
+  bool plain = nargs <= wrapper.positional && !export_traces(wrapper);
+  for (Py_ssize_t i = 0; plain && i < nargs; ++i) {
+    given[i] = args[i];
+  }
+  const Py_ssize_t keyword_count = kwnames == nullptr ? 0 : PyTuple_Size(kwnames);
+  for (Py_ssize_t i = 0; plain && i < keyword_count; ++i) {
+    const Py_ssize_t index = parameter_index(wrapper, PyTuple_GetItem(kwnames, i));
+    plain = index >= 0 && given[index] == nullptr;
+    if (plain) {
+      given[index] = args[nargs + i];
+    }
+  }
+  for (Py_ssize_t i = 0; plain && i < kArguments; ++i) {
+    if (given[i] == nullptr) {
+      given[i] = PyTuple_GetItem(wrapper.defaults, i);
+      plain = given[i] != wrapper.wrapper;  // a parameter without a default was not given
+    }
+  }
+  if (plain) {
+    EntryCall<Arguments...> call{name, overloads, given, kArguments};
+    PyObject* const result = with_torch_errors(&run_lean_entry<Arguments...>, &call);
+    if (result != Py_NotImplemented) {
+      return result;  // nullptr with the error set where the call failed
+    }
+    Py_DECREF(result);
+  }
+  return call_wrapper(wrapper, args, nargs, kwnames);
+}
+
+// NAME_entry (the lean entry) and NAME_public (the public entry) for each operator the records
+// describe.
+#define VECADD_NATIVE_ENTRY(name, doc, ...)                                                 \
+  const Overloads<__VA_ARGS__>* name##_overloads() {                                        \
+    static const Overloads<__VA_ARGS__> overloads("vecadd::" #name);                        \
+    return &overloads;                                                                      \
+  }                                                                                         \
+  PyObject* name##_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {   \
+    EntryCall<__VA_ARGS__> call{#name, &name##_overloads, args, nargs};                     \
+    return with_torch_errors(&run_lean_entry<__VA_ARGS__>, &call);                          \
+  }                                                                                         \
+  PublicWrapper name##_wrapper;                                                             \
+  PyObject* name##_public(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs,    \
+                          PyObject* kwnames) {                                              \
+    return public_entry<__VA_ARGS__>(name##_wrapper, #name, &name##_overloads, args, nargs, \
+                                     kwnames);                                              \
   }
 VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_ENTRY)
 #undef VECADD_NATIVE_ENTRY
 
-PyCFunction fastcall(_PyCFunctionFast entry) {
+// Each operator's public entry and what it knows, by the operator's name.
+struct PublicEntryOf {
+  const char* name;
+  PublicWrapper* wrapper;
+  PyObject* (*entry)(PyObject*, PyObject* const*, Py_ssize_t, PyObject*);
+  Py_ssize_t arguments;  // the lean entry's: the record's arguments and out
+};
+
+#define VECADD_PUBLIC_ENTRY_OF(name, doc, ...) \
+  PublicEntryOf{#name, &name##_wrapper, &name##_public, lean_arguments<__VA_ARGS__>()},
+const PublicEntryOf public_entries[] = {VECADD_OPERATOR_ENTRIES(VECADD_PUBLIC_ENTRY_OF)};
+#undef VECADD_PUBLIC_ENTRY_OF
+
+// _C.public_entry(name, wrapper, names, defaults, positional, tracing_owner, tracing_flag, doc,
+// module): the operator's public entry, a builtin named `name` of module `module` that stands
+// in for `wrapper` (see PublicWrapper; tracing_owner None where torch has no flag). Called once
+// an import; a second call replaces what the first gave (the builtins it made keep working).
+PyObject* make_public_entry(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
+  constexpr Py_ssize_t kParameters = 9;
+  if (nargs != kParameters) {
+    PyErr_Format(PyExc_TypeError, "vecadd._C.public_entry() takes %zd arguments, got %zd",
+                 kParameters, nargs);
+    return nullptr;
+  }
+  const char* const name = PyUnicode_AsUTF8AndSize(args[0], nullptr);
+  const char* const doc = PyUnicode_AsUTF8AndSize(args[7], nullptr);
+  if (name == nullptr || doc == nullptr) {
+    return nullptr;
+  }
+  const Py_ssize_t positional = PyLong_AsSsize_t(args[4]);
+  if (positional == -1 && PyErr_Occurred() != nullptr) {
+    return nullptr;
+  }
+  for (const PublicEntryOf& entry : public_entries) {
+    if (std::string(entry.name) != name) {
+      continue;
+    }
+    if (!PyTuple_Check(args[2]) || !PyTuple_Check(args[3]) ||
+        PyTuple_Size(args[2]) != entry.arguments || PyTuple_Size(args[3]) != entry.arguments) {
+      PyErr_Format(PyExc_ValueError,
+                   "vecadd._C.public_entry(): %s takes %zd parameters (the record's arguments, "
+                   "then out); expected names and defaults as tuples of that many",
+                   name, entry.arguments);
+      return nullptr;
+    }
+    PublicWrapper& wrapper = *entry.wrapper;
+    PyObject* const owner = args[5] == Py_None ? nullptr : args[5];
+    for (PyObject* kept : {args[1], args[2], args[3], owner, args[6]}) {
+      Py_XINCREF(kept);  // kept for the process: builtins made before a replacement use them
+    }
+    wrapper.wrapper = args[1];
+    wrapper.names = args[2];
+    wrapper.defaults = args[3];
+    wrapper.positional = positional;
+    wrapper.tracing_owner = owner;
+    wrapper.tracing_flag = args[6];
+    // The definition outlives every builtin made from it; its doc (the wrapper's, with the
+    // signature that inspect reads) is kept for the process too.
+    wrapper.definition = {entry.name,
+                          reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(entry.entry)),
+                          METH_FASTCALL | METH_KEYWORDS, (new std::string(doc))->c_str()};
+    return PyCFunction_NewEx(&wrapper.definition, module, args[8]);
+  }
+  PyErr_Format(PyExc_ValueError, "vecadd._C.public_entry(): no operator %s", name);
+  return nullptr;
+}
+
+PyCFunction fastcall(PyObject* (*entry)(PyObject*, PyObject* const*, Py_ssize_t)) {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(entry));
 }
 
 #define VECADD_NATIVE_METHOD(name, doc, ...) {#name, fastcall(&name##_entry), METH_FASTCALL, doc},
-PyMethodDef methods[] = {VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_METHOD)};
+PyMethodDef methods[] = {
+    VECADD_OPERATOR_ENTRIES(VECADD_NATIVE_METHOD){
+        "public_entry", fastcall(&make_public_entry), METH_FASTCALL,
+        "public_entry(name, wrapper, names, defaults, positional, tracing_owner, tracing_flag, "
+        "doc, module)\n\nThe builtin that stands in for an operator's Python wrapper "
+        "(vecadd/_ops.py)."},
+    {nullptr, nullptr, 0, nullptr}};
 #undef VECADD_NATIVE_METHOD
+
+PyModuleDef_Slot slots[] = {
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x030D0000
+    // Safe without the GIL (no state of its own), so a free-threaded CPython keeps the GIL off.
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, nullptr}};
+
+PyModuleDef definition = {
+    PyModuleDef_HEAD_INIT,
+    VECADD_MODULE_NAME(TORCH_EXTENSION_NAME),
+    "vecadd's lean entries to torch.ops.vecadd.* (vecadd.build_info() says which binding runs)",
+    0,
+    methods,
+    slots,
+    nullptr,
+    nullptr,
+    nullptr};
 
 }  // namespace
 }  // namespace vecadd::torch_binding
 
-// Safe without the GIL (no state of its own), so a free-threaded CPython keeps the GIL off.
-PYBIND11_MODULE(_C, m, pybind11::mod_gil_not_used()) {
-  m.doc() = "vecadd's compiled core: registers torch.ops.vecadd.* on import";
-  for (PyMethodDef& method : vecadd::torch_binding::methods) {
-    m.add_object(method.ml_name,
-                 pybind11::reinterpret_steal<pybind11::object>(PyCFunction_New(&method, nullptr)));
-  }
+PyMODINIT_FUNC VECADD_MODULE_INIT(TORCH_EXTENSION_NAME)(void) {
+  return PyModuleDef_Init(&vecadd::torch_binding::definition);
 }

@@ -9,14 +9,24 @@ from collections.abc import Callable
 import torch
 
 # Each row: its name, vecadd's call and torch's, as Python expressions over the names that
-# call_scope gives (x, y, z = out; xg, yg require grad; layer = vecadd.VecAdd(); compiled_*:
-# torch.compile'd functions of x and y, compiled at their first call).
+# call_scope gives (x, y, z = out; xg, yg require grad, g is their result's gradient;
+# layer = vecadd.VecAdd(); compiled_*: torch.compile'd functions of x and y, compiled at their
+# first call).
 CALLS: dict[str, tuple[str, str]] = {
     "vecadd.add(x, y)": ("vecadd.add(x, y)", "torch.add(x, y)"),
     "vecadd.add(x, y, alpha=2.0)": ("vecadd.add(x, y, alpha=2.0)", "torch.add(x, y, alpha=2.0)"),
     "vecadd.add(x, y, out=z)": ("vecadd.add(x, y, out=z)", "torch.add(x, y, out=z)"),
     "VecAdd()(x, y)": ("layer(x, y)", "torch.add(x, y)"),
     "vecadd.add with grad": ("vecadd.add(xg, yg)", "torch.add(xg, yg)"),
+    # A training step's share: the forward and its backward, through autograd's engine.
+    "vecadd.add with grad, backward": (
+        "vecadd.add(xg, yg).backward(g)",
+        "torch.add(xg, yg).backward(g)",
+    ),
+    "vecadd.add_n([x, y, x]) with grad, backward": (
+        "vecadd.add_n([xg, yg, xg]).backward(g)",
+        "torch.add(torch.add(xg, yg), xg).backward(g)",
+    ),
     "vecadd.add_n([x, y, x])": ("vecadd.add_n([x, y, x])", "torch.add(torch.add(x, y), x)"),
     "vecadd.add_n([x, y, x], out=z)": (
         "vecadd.add_n([x, y, x], out=z)",
@@ -42,6 +52,7 @@ def call_scope(device: torch.device | str = "cpu") -> dict:
     }
     scope |= {name: torch.compile(fn, fullgraph=True) for name, fn in compiled.items()}
     scope |= {name: torch.randn(CALL_ELEMENTS, device=device) for name in ("x", "y", "z")}
+    scope["g"] = torch.ones(CALL_ELEMENTS, device=device)
     for name in ("xg", "yg"):
         scope[name] = torch.randn(CALL_ELEMENTS, device=device, requires_grad=True)
     return scope

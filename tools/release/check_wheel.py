@@ -2,13 +2,17 @@
 
     python tools/release/check_wheel.py WHEEL --version V --torch T [--abi stable|native]
                                           [--cuda TOOLKIT[=LIST] ... | --cuda none]
+                                          [--native-bindings SERIES,...]
 
 --version: what the file name and METADATA must say (with any local label); --torch: the torch
 it was built against (the pin follows the flavour); --cuda: a toolkit the wheel must hold a CUDA
 library of (lib/cudaN, per its cuda_library.json), compiled for LIST or else for that toolkit's
 default list (cmake/VecaddCudaArchitectures.cmake, asked of CMake); repeat it for each library,
 or say none. Every library's images are read by cmake/fatbin_archs.py, cross-checked with
-cuobjdump, and must be what its cuda_library.json says it was compiled for.
+cuobjdump, and must be what its cuda_library.json says it was compiled for. Every native binding
+it holds (lib/torchX.Y) must hold its kernels, its Python entries and a binding.json of this
+version and series; --native-bindings lists the series it must hold (a portable wheel of a
+release: every series the wheel claims).
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ from fatbin_archs import (
 from torch_pin import ABIS, build_abi, torch_requirement
 
 CUDA_LIBRARY = re.compile(r"vecadd/lib/(cuda\d+)/libvecadd_cuda\.so")
+NATIVE_BINDING = re.compile(r"vecadd/lib/torch(\d+\.\d+)/binding\.json")
+# A native binding's files (vecadd/_loader.py loads them by these names).
+NATIVE_BINDING_FILES = ("libvecadd_native_ops.so", "_C.abi3.so", "binding.json")
 
 
 def parse_wheel_name(name: str) -> dict[str, str]:
@@ -108,6 +115,39 @@ def cuda_library_problems(
     return problems
 
 
+def native_binding_problems(
+    archive: zipfile.ZipFile, version: str, wanted: list[str] | None
+) -> list[str]:
+    """Each native binding's files and description; the series of `wanted`, where given."""
+    problems = []
+    names = set(archive.namelist())
+    held = []
+    for member in sorted(names):
+        match = NATIVE_BINDING.fullmatch(member)
+        if match is None:
+            continue
+        series = match.group(1)
+        held.append(series)
+        folder = f"vecadd/lib/torch{series}"
+        missing = [f for f in NATIVE_BINDING_FILES if f"{folder}/{f}" not in names]
+        if missing:
+            problems.append(f"the native binding {folder} lacks {', '.join(missing)}")
+        described = json.loads(archive.read(member))
+        if described.get("torch_series") != series:
+            problems.append(f"{member} says series {described.get('torch_series')}, not {series}")
+        if described.get("vecadd_version") != version.partition("+")[0]:
+            problems.append(
+                f"{member} is of vecadd {described.get('vecadd_version')}, expected "
+                f"{version.partition('+')[0]}"
+            )
+    if wanted is not None and held != wanted:
+        problems.append(
+            f"holds native bindings for torch {', '.join(held) or 'none'}, expected "
+            f"{', '.join(wanted) or 'none'}"
+        )
+    return problems
+
+
 def wheel_problems(
     wheel: Path,
     version: str,
@@ -115,9 +155,11 @@ def wheel_problems(
     wanted_cuda: dict[str, str | None],
     cuobjdump: str | None = None,
     abi: str = "native",
+    native_bindings: list[str] | None = None,
 ) -> list[str]:
     """Problems with a built wheel: its file name and METADATA versions, its tag and torch
-    requirement for its flavour (`abi`), its core library and its CUDA libraries."""
+    requirement for its flavour (`abi`), its core library, its native bindings (the series of
+    `native_bindings`, where given) and its CUDA libraries."""
     problems = []
     named = parse_wheel_name(wheel.name)
     # The stable build holds no extension module: one wheel for every CPython.
@@ -138,6 +180,7 @@ def wheel_problems(
     with tempfile.TemporaryDirectory() as scratch, zipfile.ZipFile(wheel) as archive:
         if "vecadd/lib/libvecadd.so" not in archive.namelist():
             problems.append("holds no vecadd/lib/libvecadd.so (the CPU kernels)")
+        problems += native_binding_problems(archive, version, native_bindings)
         problems += cuda_library_problems(archive, scratch, wanted_cuda, cuobjdump)
     return problems
 
@@ -155,7 +198,15 @@ def main(argv: list[str] | None = None) -> int:
         metavar="TOOLKIT[=LIST]",
         help="a toolkit it holds a CUDA library of (repeat; 'none' for none)",
     )
+    parser.add_argument(
+        "--native-bindings",
+        metavar="SERIES,...",
+        help="the torch series it holds native bindings for, comma-separated ('none': none)",
+    )
     args = parser.parse_args(argv)
+    bindings = None
+    if args.native_bindings is not None:
+        bindings = [] if args.native_bindings == "none" else args.native_bindings.split(",")
 
     try:
         wanted = parse_cuda_options(args.cuda)
@@ -169,15 +220,18 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    problems = wheel_problems(args.wheel, args.version, args.torch, wanted, cuobjdump, abi)
+    problems = wheel_problems(
+        args.wheel, args.version, args.torch, wanted, cuobjdump, abi, bindings
+    )
     for problem in problems:
         print(f"{args.wheel.name}: {problem}", file=sys.stderr)
     if problems:
         return 1
     libraries = ", ".join(f"CUDA {t}" for t in sorted(wanted)) or "no CUDA library"
+    held = f", native bindings for torch {', '.join(bindings) or 'none'}" if bindings else ""
     print(
         f"{args.wheel.name}: ok ({abi} build, version {args.version}, "
-        f"{torch_requirement(args.torch, abi)}, {libraries})"
+        f"{torch_requirement(args.torch, abi)}{held}, {libraries})"
     )
     return 0
 

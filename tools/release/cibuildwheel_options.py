@@ -73,6 +73,9 @@ def problems(row: dict, resolved: dict) -> list[str]:
     prefix = environment.get("VECADD_CUDA_LIBRARIES", "")
     if not prefix.startswith("/"):
         found.append(f"environment VECADD_CUDA_LIBRARIES={prefix!r}, expected an absolute path")
+    torches = environment.get("VECADD_NATIVE_TORCHES", "")
+    if not torches.startswith("/"):
+        found.append(f"environment VECADD_NATIVE_TORCHES={torches!r}, expected an absolute path")
     for key in ARCHITECTURE_VARIABLES:
         if key in environment:
             found.append(f"environment sets {key}={environment[key]!r}; the build picks the list")
@@ -95,6 +98,13 @@ def problems(row: dict, resolved: dict) -> list[str]:
         found.append(
             f"before_build does not build the CUDA {row['other_cuda']} libraries into {prefix}"
         )
+    fetch = f"tools/release/binding_torches.py --into {torches}"
+    # Unquoted words: shlex.join would quote the step's {project}/... path, which then never
+    # matches.
+    if fetch not in " ".join(shlex.split(before_build)):
+        found.append(f"before_build does not fetch the native bindings' torches into {torches}")
+    if environment.get("VECADD_NATIVE_BINDINGS", "ON") != "ON":
+        found.append("release wheels hold the native bindings (VECADD_NATIVE_BINDINGS=ON)")
     if "vecadd check" not in resolved["test_command"]:
         found.append("the test command does not run vecadd's self-test")
     if environment.get("VECADD_TORCH_ABI", "stable") != "stable":

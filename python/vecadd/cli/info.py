@@ -65,12 +65,20 @@ def info_lines(info: dict) -> list[tuple[str, str]]:
     package = Path(vecadd.__file__).resolve().parent
     lines = [
         ("version", info["version"]),
-        ("torch API", f"{info['torch_abi']}, loads under {info['torch_requirement']}"),
+        ("build", f"{info['build']}, loads under {info['torch_requirement']}"),
+        ("binding", f"{info['torch_abi']}: {info['binding_why']}"),
         ("built with torch", info["torch_version"]),
         ("torch loaded", f"{torch.__version__} (CUDA {torch.version.cuda or 'none'})"),
         ("GPUs", _words(gpus)),
         ("installed in", str(package)),
     ]
+    if info["binding_entries_why"]:
+        lines.insert(
+            3, ("Python entries", f"through the dispatcher: {info['binding_entries_why']}")
+        )
+    if info["build"] == "portable":
+        held = [binding["torch_series"] for binding in info["native_bindings"]]
+        lines.insert(3, ("native bindings", f"torch {_words(held)}" if held else "none"))
     libraries = info["cuda_libraries"]
     if info["with_cuda"]:
         folder = _relative(info["cuda_library"], package)

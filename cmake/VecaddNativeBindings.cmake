@@ -1,0 +1,188 @@
+# The portable wheel's native bindings (docs/portable.md): the native build's torch-facing C++
+# (VECADD_NATIVE_SOURCES: the CPU kernels' registration and the C++ Autograd kernels) compiled
+# from the same sources once per torch release, each against that release's headers, into
+# lib/torchX.Y/ beside the stable binding:
+#
+#   libvecadd_native_ops.so  registers the kernels when vecadd loads it (torch.ops.load_library);
+#                            it links torch's CPU libraries and vecadd's kernel library, never
+#                            torch_cuda, so that one file serves the CPU-only and the CUDA builds
+#                            of its torch release; their CUDA kernels are registered by the CUDA
+#                            library of torch's CUDA major (lib/cudaN), as for the stable binding
+#   _C.abi3.so               the lean Python entries (module.cpp, VECADD_NATIVE_ENTRY_SOURCES)
+#                            under CPython's limited API 3.10: every CPython from 3.10 on but
+#                            the free-threaded ones, which reach the operators through the
+#                            dispatcher instead (not built by a free-threaded Python, nor
+#                            against a torch whose Python headers differ from what
+#                            src/torch/torch_python.h declares of them)
+#   binding.json             the torch it was built against, its C++ standard and C++ ABI
+#
+# The torches: each torch package under VECADD_NATIVE_TORCHES (FOLDER/VERSION/torch, as
+# tools/release/binding_torches.py unpacks them), and the build's own torch for a series the
+# folder lacks. vecadd/_loader.py picks the binding of the running torch's series at import.
+
+set(VECADD_NATIVE_BINDING_NAME vecadd_native_ops)
+
+# The torch packages to compile bindings against, one per series (oldest first), as a list of
+# folders in `out_var`; a second torch of a series in `folder` stops the configure step.
+function(vecadd_native_binding_torches folder build_torch_root out_var)
+  set(_roots "")
+  set(_series "")
+  if(folder)
+    file(GLOB _versions "${folder}/*/torch/version.py")
+    if(NOT _versions)
+      message(FATAL_ERROR "vecadd: VECADD_NATIVE_TORCHES='${folder}' holds no VERSION/torch/"
+                          "version.py; expected a folder of torch packages as "
+                          "tools/release/binding_torches.py unpacks them")
+    endif()
+    foreach(_version_file IN LISTS _versions)
+      get_filename_component(_root "${_version_file}" DIRECTORY)
+      vecadd_read_torch_files("${_root}" _torch)
+      if(_torch_SERIES IN_LIST _series)
+        message(FATAL_ERROR "vecadd: VECADD_NATIVE_TORCHES='${folder}' holds a second torch of "
+                            "the ${_torch_SERIES} series ('${_root}'); expected one per series")
+      endif()
+      list(APPEND _series "${_torch_SERIES}")
+      list(APPEND _roots "${_root}")
+    endforeach()
+  endif()
+  vecadd_read_torch_files("${build_torch_root}" _build)
+  if(NOT _build_SERIES IN_LIST _series)
+    list(APPEND _roots "${build_torch_root}")
+  endif()
+  set(${out_var} "${_roots}" PARENT_SCOPE)
+endfunction()
+
+# Whether torch's Python headers at `root` declare what src/torch/torch_python.h declares of
+# them (the Python entries are built under CPython's limited API, which those headers are not);
+# in `out_var`, the declarations that differ, empty when none does.
+function(vecadd_torch_python_differences root out_var)
+  file(READ "${root}/include/torch/csrc/autograd/python_variable.h" _variable)
+  file(READ "${root}/include/torch/csrc/Exceptions.h" _exceptions)
+  set(_space "[ \t\n]*")
+  set(_comments "(//[^\n]*\n[ \t]*)*")
+  set(_differ "")
+  if(NOT _variable MATCHES "struct THPVariable {${_space}PyObject_HEAD${_space}${_comments}at::Tensor cdata;")
+    list(APPEND _differ "THPVariable (the object head, then at::Tensor cdata)")
+  endif()
+  foreach(_declared IN ITEMS "extern PyObject\\* THPVariableClass;"
+                             "extern PyObject\\* ParameterClass;"
+                             "PyObject\\* THPVariable_Wrap\\(at::TensorBase&& var\\);")
+    if(NOT _variable MATCHES "TORCH_PYTHON_API ${_declared}")
+      string(REPLACE "\\" "" _shown "${_declared}")
+      list(APPEND _differ "${_shown}")
+    endif()
+  endforeach()
+  if(NOT _exceptions MATCHES "TORCH_PYTHON_API void translate_exception_to_python\\(")
+    list(APPEND _differ "translate_exception_to_python")
+  endif()
+  set(${out_var} "${_differ}" PARENT_SCOPE)
+endfunction()
+
+# One native binding, against the torch package at `root`, and its Python entries unless
+# `with_entries` is false; the series it serves in `out_series`.
+function(vecadd_add_native_binding root operators_header with_entries out_series)
+  vecadd_read_torch_files("${root}" _torch)
+  string(REPLACE "." "_" _id "${_torch_SERIES}")
+  set(_folder "torch${_torch_SERIES}")
+  set(_output "${CMAKE_CURRENT_BINARY_DIR}/native/${_folder}")
+  set(_ops vecadd_native_ops_${_id})
+  find_library(_c10 c10 PATHS "${root}/lib" NO_DEFAULT_PATH NO_CACHE REQUIRED)
+  find_library(_torch_cpu torch_cpu PATHS "${root}/lib" NO_DEFAULT_PATH NO_CACHE REQUIRED)
+
+  add_library(${_ops} MODULE ${VECADD_BINDING_SOURCES} "${operators_header}"
+    ${VECADD_NATIVE_SOURCES})
+  set(_targets ${_ops})
+  set(_entries false)
+  if(with_entries)
+    vecadd_torch_python_differences("${root}" _differ)
+    if(_differ)
+      string(REPLACE ";" "; " _differ "${_differ}")
+      message(STATUS "vecadd: torch ${_torch_VERSION}'s Python headers declare otherwise than "
+                     "src/torch/torch_python.h (${_differ}): its native binding goes without "
+                     "Python entries")
+      set(with_entries FALSE)
+    endif()
+  endif()
+  if(with_entries)
+    set(_entries true)
+    find_library(_torch_python torch_python PATHS "${root}/lib" NO_DEFAULT_PATH NO_CACHE REQUIRED)
+    set(_entry vecadd_native_entry_${_id})
+    Python_add_library(${_entry} MODULE USE_SABI 3.10 WITH_SOABI ${VECADD_NATIVE_ENTRY_SOURCES}
+      "${operators_header}")
+    set_target_properties(${_entry} PROPERTIES OUTPUT_NAME _C)
+    target_compile_definitions(${_entry} PRIVATE TORCH_EXTENSION_NAME=_C)
+    target_link_libraries(${_entry} PRIVATE "${_torch_python}")
+    list(APPEND _targets ${_entry})
+  endif()
+  foreach(_target IN LISTS _targets)
+    set_target_properties(${_target} PROPERTIES
+      CXX_STANDARD ${_torch_CXX_STANDARD}
+      CXX_STANDARD_REQUIRED ON
+      CXX_EXTENSIONS OFF
+      CXX_VISIBILITY_PRESET hidden
+      LIBRARY_OUTPUT_DIRECTORY "${_output}")
+    target_include_directories(${_target} PRIVATE "${PROJECT_SOURCE_DIR}/src/binding"
+      "${VECADD_GENERATED_DIR}/binding")
+    # torch's headers (and the pybind11 copy they were written against) before any other.
+    target_include_directories(${_target} SYSTEM BEFORE PRIVATE "${root}/include"
+      "${root}/include/torch/csrc/api/include")
+    target_include_directories(${_target} PRIVATE
+      "$<TARGET_PROPERTY:vecadd_kernels,INTERFACE_INCLUDE_DIRECTORIES>")
+    target_compile_definitions(${_target} PRIVATE "_GLIBCXX_USE_CXX11_ABI=${_torch_CXX11_ABI}")
+    target_link_libraries(${_target} PRIVATE "${_torch_cpu}" "${_c10}")
+  endforeach()
+  # One translation unit: torch's headers, most of each file's compile time, parsed once per
+  # binding (25 s of CPU here where the files apart took 49 s, torch 2.13).
+  set_target_properties(${_ops} PROPERTIES
+    PREFIX lib
+    OUTPUT_NAME ${VECADD_NATIVE_BINDING_NAME}
+    INSTALL_RPATH "$ORIGIN/.."
+    UNITY_BUILD ON
+    UNITY_BUILD_BATCH_SIZE 0)
+  target_link_libraries(${_ops} PRIVATE vecadd_kernels)
+  # Every symbol it calls is one this torch release exports: checked here, not at a user's import.
+  target_link_options(${_ops} PRIVATE "LINKER:--no-undefined")
+  vecadd_use_torch_openmp(${_ops} "${root}")
+
+  file(CONFIGURE OUTPUT "${_output}/binding.json" CONTENT [[
+{
+  "vecadd_version": "@PROJECT_VERSION@",
+  "torch_version": "@_torch_VERSION@",
+  "torch_series": "@_torch_SERIES@",
+  "cxx_standard": @_torch_CXX_STANDARD@,
+  "cxx11_abi": @_torch_CXX11_ABI@,
+  "python_entries": @_entries@
+}
+]] @ONLY)
+  install(TARGETS ${_targets} LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/${_folder}")
+  install(FILES "${_output}/binding.json" DESTINATION "${CMAKE_INSTALL_LIBDIR}/${_folder}")
+  set(${out_series} "${_torch_SERIES}" PARENT_SCOPE)
+endfunction()
+
+# A native binding per torch release (VECADD_NATIVE_TORCHES and the build's own torch), each in
+# lib/torchX.Y/; the series they serve in VECADD_NATIVE_BINDING_SERIES.
+function(vecadd_add_native_bindings operators_header)
+  get_filename_component(_build_root "${VECADD_TORCH_INCLUDE_DIR}" DIRECTORY)
+  vecadd_native_binding_torches("${VECADD_NATIVE_TORCHES}" "${_build_root}" _roots)
+  # A free-threaded CPython has no limited API: its bindings go without entries.
+  execute_process(
+    COMMAND "${Python_EXECUTABLE}" -c
+      "import sysconfig; print(int(bool(sysconfig.get_config_var('Py_GIL_DISABLED'))))"
+    OUTPUT_VARIABLE _free_threaded OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
+  if(_free_threaded)
+    set(_with_entries FALSE)
+    message(STATUS "vecadd: ${Python_EXECUTABLE} is a free-threaded CPython, which has no "
+                   "limited API: the native bindings go without their Python entries")
+  else()
+    set(_with_entries TRUE)
+    find_package(Python 3.10 REQUIRED COMPONENTS Interpreter Development.SABIModule)
+  endif()
+  set(_all "")
+  foreach(_root IN LISTS _roots)
+    vecadd_add_native_binding("${_root}" "${operators_header}" ${_with_entries} _series)
+    list(APPEND _all "${_series}")
+  endforeach()
+  string(REPLACE ";" ", " _listed "${_all}")
+  message(STATUS "vecadd: native bindings for torch ${_listed}")
+  set(VECADD_NATIVE_BINDING_SERIES "${_all}" PARENT_SCOPE)
+endfunction()
