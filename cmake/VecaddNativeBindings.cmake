@@ -1,7 +1,7 @@
 # The portable wheel's native bindings (docs/portable.md): the native build's torch-facing C++
 # (VECADD_NATIVE_SOURCES: the CPU kernels' registration and the C++ Autograd kernels) compiled
 # from the same sources once per torch release, each against that release's headers, into
-# lib/torchX.Y/ beside the stable binding:
+# lib/torchX_Y/ beside the stable binding:
 #
 #   libvecadd_native_ops.so  registers the kernels when vecadd loads it (torch.ops.load_library);
 #                            it links torch's CPU libraries and vecadd's kernel library, never
@@ -83,7 +83,7 @@ endfunction()
 function(vecadd_add_native_binding root operators_header with_entries out_series)
   vecadd_read_torch_files("${root}" _torch)
   string(REPLACE "." "_" _id "${_torch_SERIES}")
-  set(_folder "torch${_torch_SERIES}")
+  set(_folder "torch${_id}")  # torch2_14: a name Python could import (check-wheel-contents W004)
   set(_output "${CMAKE_CURRENT_BINARY_DIR}/native/${_folder}")
   set(_ops vecadd_native_ops_${_id})
   find_library(_c10 c10 PATHS "${root}/lib" NO_DEFAULT_PATH NO_CACHE REQUIRED)
@@ -160,7 +160,7 @@ function(vecadd_add_native_binding root operators_header with_entries out_series
 endfunction()
 
 # A native binding per torch release (VECADD_NATIVE_TORCHES and the build's own torch), each in
-# lib/torchX.Y/; the series they serve in VECADD_NATIVE_BINDING_SERIES.
+# lib/torchX_Y/; the series they serve in VECADD_NATIVE_BINDING_SERIES.
 function(vecadd_add_native_bindings operators_header)
   get_filename_component(_build_root "${VECADD_TORCH_INCLUDE_DIR}" DIRECTORY)
   vecadd_native_binding_torches("${VECADD_NATIVE_TORCHES}" "${_build_root}" _roots)

@@ -220,8 +220,12 @@ def test_following_the_guide_adds_working_operators(guided_source, tmp_path, fla
         tmp_path / "build",
         env=environment_without_arch_list(VECADD_CUDA="OFF", VECADD_TORCH_ABI=flavour),
     )
+    # The portable build runs the native binding of its own torch unless told otherwise: its
+    # stable binding is the flavour asked for, forced.
+    forced = {"VECADD_BINDING": "stable"} if flavour == "stable" else {}
     environment = environment_without_arch_list(
-        PYTHONPATH=os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+        PYTHONPATH=os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])),
+        **forced,
     )
 
     def run(*arguments: str) -> subprocess.CompletedProcess:

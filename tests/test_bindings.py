@@ -28,6 +28,7 @@ INFO = vecadd.build_info()
 PORTABLE = INFO["build"] == "portable"
 needs_portable = pytest.mark.skipif(not PORTABLE, reason="needs the portable build of vecadd")
 RUNNING_SERIES = major_minor(torch.__version__)
+RUNNING_FOLDER = RUNNING_SERIES.replace(".", "_")  # its binding's folder, lib/torch2_14
 HELD_SERIES = [binding["torch_series"] for binding in INFO["native_bindings"]]
 needs_a_binding_here = pytest.mark.skipif(
     RUNNING_SERIES not in HELD_SERIES,
@@ -38,7 +39,12 @@ needs_a_binding_here = pytest.mark.skipif(
 
 def binding(series: str, torch_version: str | None = None, **fields) -> NativeBinding:
     return NativeBinding(
-        Path(f"/lib/torch{series}"), series, torch_version or f"{series}.0", True, True, **fields
+        Path(f"/lib/torch{series.replace('.', '_')}"),
+        series,
+        torch_version or f"{series}.0",
+        True,
+        True,
+        **fields,
     )
 
 
@@ -112,7 +118,7 @@ def test_build_info_says_which_binding_runs_and_why():
     held = {b["torch_series"]: b for b in INFO["native_bindings"]}
     for series, described in held.items():
         folder = Path(described["folder"])
-        assert folder.name == f"torch{series}"
+        assert folder.name == f"torch{series.replace('.', '_')}"  # importable: torch2_14
         assert (folder / _loader.NATIVE_LIBRARY_NAME).is_file()
         assert major_minor(described["torch_version"]) == series
     forced = os.environ.get("VECADD_BINDING") == "stable"
@@ -209,7 +215,7 @@ def test_the_matching_binding_runs_with_its_entries_and_no_warning():
     assert report["warnings"] == []
     assert report["grad_fn"] == "CppFunction"  # the C++ autograd node
     if not _loader.free_threaded():
-        assert report["entries"].endswith(f"torch{RUNNING_SERIES}/_C.abi3.so")
+        assert report["entries"].endswith(f"torch{RUNNING_FOLDER}/_C.abi3.so")
         assert report["entries_why"] is None
 
 
@@ -286,7 +292,7 @@ def test_a_misspelt_switch_is_a_worded_import_error():
 
 def break_binding(copy: Path, how: str) -> Path:
     """The copy's binding for the running series, broken `how`; the file it broke."""
-    folder = copy / "vecadd" / "lib" / f"torch{RUNNING_SERIES}"
+    folder = copy / "vecadd" / "lib" / f"torch{RUNNING_FOLDER}"
     library = folder / _loader.NATIVE_LIBRARY_NAME
     if how == "missing":
         library.unlink()
@@ -379,7 +385,7 @@ def test_without_its_python_entries_the_binding_runs_through_the_dispatcher(tmp_
 @needs_a_binding_here
 def test_entries_that_fail_to_load_leave_the_dispatcher_way_with_a_warning(tmp_path):
     copy = installed_copy(tmp_path)
-    entries = copy / "vecadd" / "lib" / f"torch{RUNNING_SERIES}" / _loader.NATIVE_ENTRIES_NAME
+    entries = copy / "vecadd" / "lib" / f"torch{RUNNING_FOLDER}" / _loader.NATIVE_ENTRIES_NAME
     entries.write_bytes(b"not a library")
     report = run_report(copy)
     assert (report["torch_abi"], report["grad_fn"], report["entries"]) == (

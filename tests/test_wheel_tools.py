@@ -330,7 +330,7 @@ def fake_wheel(
                 json.dumps({**description, "cuda_architectures": archs}),
             )
         for series, described in (bindings or {}).items():
-            folder = f"vecadd/lib/torch{series}"
+            folder = f"vecadd/lib/torch{series.replace('.', '_')}"
             for name in ("libvecadd_native_ops.so", "_C.abi3.so"):
                 archive.writestr(f"{folder}/{name}", b"\x7fELF")
             archive.writestr(f"{folder}/binding.json", json.dumps(described))
@@ -463,13 +463,13 @@ def test_check_wheel_reads_each_native_binding(tmp_path, library_without_cuda):
         tmp_path, "0.2.0", ["torch>=2.10"], library_without_cuda, "py3-none", bindings=bindings
     )
     with zipfile.ZipFile(portable, "a") as archive:
-        archive.writestr("vecadd/lib/torch2.13/binding.json", json.dumps(described("2.13")))
+        archive.writestr("vecadd/lib/torch2_13/binding.json", json.dumps(described("2.13")))
     ran = check_wheel(portable, "0.2.0", "2.14.1", "--cuda", "none", abi="stable")
     assert ran.returncode == 1
     assert ran.stderr.splitlines() == [
-        f"{portable.name}: vecadd/lib/torch2.10/binding.json is of vecadd 0.1.9, expected 0.2.0",
-        f"{portable.name}: vecadd/lib/torch2.11/binding.json says series 2.12, not 2.11",
-        f"{portable.name}: the native binding vecadd/lib/torch2.13 lacks "
+        f"{portable.name}: vecadd/lib/torch2_10/binding.json is of vecadd 0.1.9, expected 0.2.0",
+        f"{portable.name}: vecadd/lib/torch2_11/binding.json says series 2.12, not 2.11",
+        f"{portable.name}: the native binding vecadd/lib/torch2_13 lacks "
         "libvecadd_native_ops.so, _C.abi3.so",
     ]
 

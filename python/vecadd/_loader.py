@@ -2,7 +2,7 @@
 
 The portable build holds two bindings of the same kernels: the stable one (the LibTorch stable
 ABI, for every torch from 2.10 on) and a native binding per torch release it was built for
-(lib/torchX.Y, each described by its binding.json: torch's full C++ API, C++ autograd, C++
+(lib/torchX_Y, each described by its binding.json: torch's full C++ API, C++ autograd, C++
 Python entries). At import, once, vecadd loads the native binding of the running torch's series
 where there is one that fits, else the stable one, and keeps why (vecadd info shows it);
 VECADD_BINDING=stable forces the stable one. A native binding that fails to load leaves the
@@ -46,7 +46,7 @@ STABLE_CUDA_LIBRARY_NAME = "libvecadd_stable_ops_cuda.so"
 # The one switch of the binding choice: "stable" forces the stable binding (for packagers and
 # bug reports); unset (or empty), the native binding of the running torch's series, if any.
 BINDING_VARIABLE = "VECADD_BINDING"
-# A native binding's files in its folder lib/torchX.Y: the kernels (a library torch loads) and
+# A native binding's files in its folder lib/torchX_Y: the kernels (a library torch loads) and
 # their Python entries (CPython's limited API), loaded as vecadd._C.
 NATIVE_LIBRARY_NAME = "libvecadd_native_ops.so"
 NATIVE_ENTRIES_NAME = "_C.abi3.so"
@@ -132,7 +132,7 @@ def choose_cuda_library(
 
 @dataclass(frozen=True)
 class NativeBinding:
-    """One native binding of this copy of vecadd, as its folder (lib/torchX.Y) and its
+    """One native binding of this copy of vecadd, as its folder (lib/torchX_Y) and its
     binding.json describe it; `problem` says why it cannot be used, if its description cannot
     be read."""
 
@@ -153,8 +153,8 @@ class NativeBinding:
 
 
 def read_binding(folder: Path) -> NativeBinding:
-    """The binding in `folder` (lib/torchX.Y), from its binding.json."""
-    series = folder.name.removeprefix("torch")
+    """The binding in `folder` (lib/torchX_Y), from its binding.json."""
+    series = folder.name.removeprefix("torch").replace("_", ".")
     description = folder / "binding.json"
     try:
         data = json.loads(description.read_text())
@@ -171,8 +171,8 @@ def read_binding(folder: Path) -> NativeBinding:
 
 
 def native_bindings(library_dir: Path = LIBRARY_DIR) -> list[NativeBinding]:
-    """The native bindings installed under library_dir (torchX.Y/), oldest series first."""
-    folders = [p for p in library_dir.glob("torch*") if re.fullmatch(r"torch\d+\.\d+", p.name)]
+    """The native bindings installed under library_dir (torchX_Y/), oldest series first."""
+    folders = [p for p in library_dir.glob("torch*") if re.fullmatch(r"torch\d+_\d+", p.name)]
     bindings = [read_binding(folder) for folder in folders]
     return sorted(bindings, key=lambda b: tuple(map(int, b.series.split("."))))
 

@@ -10,7 +10,7 @@ library of (lib/cudaN, per its cuda_library.json), compiled for LIST or else for
 default list (cmake/VecaddCudaArchitectures.cmake, asked of CMake); repeat it for each library,
 or say none. Every library's images are read by cmake/fatbin_archs.py, cross-checked with
 cuobjdump, and must be what its cuda_library.json says it was compiled for. Every native binding
-it holds (lib/torchX.Y) must hold its kernels, its Python entries and a binding.json of this
+it holds (lib/torchX_Y) must hold its kernels, its Python entries and a binding.json of this
 version and series; --native-bindings lists the series it must hold (a portable wheel of a
 release: every series the wheel claims).
 """
@@ -37,7 +37,7 @@ from fatbin_archs import (
 from torch_pin import ABIS, build_abi, torch_requirement
 
 CUDA_LIBRARY = re.compile(r"vecadd/lib/(cuda\d+)/libvecadd_cuda\.so")
-NATIVE_BINDING = re.compile(r"vecadd/lib/torch(\d+\.\d+)/binding\.json")
+NATIVE_BINDING = re.compile(r"vecadd/lib/torch(\d+)_(\d+)/binding\.json")
 # A native binding's files (vecadd/_loader.py loads them by these names).
 NATIVE_BINDING_FILES = ("libvecadd_native_ops.so", "_C.abi3.so", "binding.json")
 
@@ -126,9 +126,9 @@ def native_binding_problems(
         match = NATIVE_BINDING.fullmatch(member)
         if match is None:
             continue
-        series = match.group(1)
+        series = ".".join(match.groups())
         held.append(series)
-        folder = f"vecadd/lib/torch{series}"
+        folder = f"vecadd/lib/torch{match[1]}_{match[2]}"
         missing = [f for f in NATIVE_BINDING_FILES if f"{folder}/{f}" not in names]
         if missing:
             problems.append(f"the native binding {folder} lacks {', '.join(missing)}")
