@@ -287,6 +287,8 @@ def test_cli_check_without_a_gpu_says_the_cuda_kernels_went_untested():
     assert "no CUDA GPU is visible" in note
     assert f"built for {', '.join(vecadd.build_info()['cuda_archs'])}" in note
     assert "cpu  add float16" in ran.stdout
+    # A fresh process: torch's once-per-process notices would reach the user here.
+    assert "Warning" not in ran.stderr, ran.stderr
 
 
 @pytest.mark.parametrize(
