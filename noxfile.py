@@ -99,9 +99,9 @@ def calls(session: nox.Session) -> None:
     """tools/calls/instructions.py check: each way of calling vecadd costs no more than 10 %
     over the instructions per call recorded for this Python, torch and binding (callgrind:
     needs valgrind), for the binding vecadd chooses and, where that is a native one, for the
-    stable one too (VECADD_BINDING=stable). Argument: the Python of an environment with vecadd
-    installed (default: one made here, with requirements-dev.txt's torch and a portable
-    CPU-only build of this checkout)."""
+    stable one too (VECADD_BINDING=stable; its uncompiled ways). Argument: the Python of an
+    environment with vecadd installed (default: one made here, with requirements-dev.txt's
+    torch and a portable CPU-only build of this checkout)."""
     if shutil.which("valgrind") is None:
         session.error("valgrind is not on PATH (apt-get install valgrind)")
     python = session.posargs[0] if session.posargs else "python"
@@ -115,7 +115,9 @@ def calls(session: nox.Session) -> None:
     chosen = session.run(python, "-c", show, silent=True, external=True)
     if chosen.split()[-2:] == ["portable", "native"]:
         stable = {"VECADD_BINDING": "stable"}
-        session.run(python, "tools/calls/instructions.py", "check", env=stable, external=True)
+        # Compiled calls run Inductor's kernels whichever binding is loaded: counted once, above.
+        stable_check = ("tools/calls/instructions.py", "check", "--uncompiled")
+        session.run(python, *stable_check, env=stable, external=True)
 
 
 @nox.session
@@ -151,7 +153,8 @@ def downstream(session: nox.Session) -> None:
 def wheels(session: nox.Session) -> None:
     """tools/release/rehearse_wheels.py: the wheel workflow's steps that need no container, on
     this machine (its --help says which). Arguments: [--work-dir DIR] [--cuda12-root DIR]
-    [--skip-cuda]; the default work folder is under this session's environment."""
+    [--skip-cuda] [--scope release|change]; the default work folder is under this session's
+    environment."""
     session.install(*REHEARSAL_TOOLS)
     default_work = Path(session.create_tmp()).resolve() / "rehearsal"
     # A --work-dir among the arguments comes later and wins.

@@ -24,7 +24,7 @@ import torch
 from vecadd.bench.timing import interleaved_samples, microseconds_per_call
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "calls"))
-from ways import CALLS, call_functions, call_scope
+from ways import CALLS, UNCOMPILED_CALLS, call_functions, call_scope
 
 
 @dataclass
@@ -38,12 +38,12 @@ class CallCostRow:
 
 
 def cases_from_argument(value: str) -> list[str]:
-    """The rows --cases names: all, uncompiled (no torch.compile: each compiled row costs a
-    compilation per process) or row names separated by semicolons."""
+    """The rows --cases names: all, uncompiled (no torch.compile: UNCOMPILED_CALLS) or row
+    names separated by semicolons."""
     if value == "all":
         return list(CALLS)
     if value == "uncompiled":
-        return [name for name in CALLS if not name.startswith("compiled ")]
+        return list(UNCOMPILED_CALLS)
     names = value.split(";")
     unknown = [name for name in names if name not in CALLS]
     if unknown:

@@ -3,6 +3,7 @@ guard that keeps them from growing unseen (nox -s calls).
 
     python tools/calls/instructions.py measure [--json FILE]  # print (and save) the counts
     python tools/calls/instructions.py check   # fail where a row is 10 % above its record
+    (measure and check take --uncompiled: the rows without torch.compile alone)
     python tools/calls/instructions.py table   # this environment's record, as docs shows it
 
 A count is per call on 16-element float32 CPU tensors with one thread, vecadd's and the torch
@@ -36,10 +37,11 @@ def _label(row_index: int, side: str, count: int) -> str:
     return f"row{row_index}-{side}-{count}"  # callgrind_control passes it through a shell
 
 
-def _inside() -> None:
-    """Runs under callgrind (instrumentation off): each call, counted over both lengths."""
+def _inside(rows: list[str]) -> None:
+    """Runs under callgrind (instrumentation off): each call of `rows`, counted over both
+    lengths."""
     import torch
-    from ways import CALLS, call_functions, call_scope
+    from ways import call_functions, call_scope
 
     torch.set_num_threads(1)
     scope = call_scope()
@@ -48,7 +50,7 @@ def _inside() -> None:
         command = ["callgrind_control", *words, str(os.getpid())]
         subprocess.run(command, stdout=subprocess.DEVNULL, check=True)
 
-    for index, row in enumerate(CALLS):
+    for index, row in enumerate(rows):
         for side, function in zip(("vecadd", "torch"), call_functions(row, scope), strict=True):
             for _ in range(50):  # warm: first-call caches, lazily made objects
                 function()
@@ -61,9 +63,7 @@ def _inside() -> None:
                 control(f"--dump={_label(index, side, count)}")
 
 
-def measure() -> dict:
-    from ways import CALLS
-
+def measure(rows: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "callgrind.out"
         ran = subprocess.run(
@@ -75,6 +75,7 @@ def measure() -> dict:
                 sys.executable,
                 __file__,
                 "inside",
+                *rows,
             ],
             capture_output=True,
             text=True,
@@ -90,7 +91,7 @@ def measure() -> dict:
             if trigger and counted:
                 totals[trigger.group(1)] = int(counted.group(1))
     per_call = {}
-    for index, row in enumerate(CALLS):
+    for index, row in enumerate(rows):
         per_call[row] = {}
         for side in ("vecadd", "torch"):
             fewer, more = (totals[_label(index, side, count)] for count in CALL_COUNTS)
@@ -163,15 +164,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=["measure", "check", "table", "inside"])
     parser.add_argument("--json", type=Path, help="measure: write the counts here")
+    parser.add_argument(
+        "--uncompiled", action="store_true", help="measure, check: the rows without torch.compile"
+    )
+    parser.add_argument("rows", nargs="*", help=argparse.SUPPRESS)  # inside: the rows to count
     args = parser.parse_args()
     if args.action == "inside":
-        _inside()
+        _inside(args.rows)
         return 0
     records = json.loads(RECORD.read_text())["records"] if RECORD.exists() else []
     if args.action == "table":  # this environment's record, else the last one
         print(table(latest_record(records, _environment()) or records[-1]))
         return 0
-    measured = measure()
+    from ways import CALLS, UNCOMPILED_CALLS
+
+    measured = measure(UNCOMPILED_CALLS if args.uncompiled else list(CALLS))
     print(table(measured))
     if args.json:
         args.json.write_text(json.dumps(measured, indent=2) + "\n")

@@ -36,6 +36,9 @@ CALLS: dict[str, tuple[str, str]] = {
     "compiled vecadd.add(x, y)": ("compiled_add(x, y)", "compiled_torch_add(x, y)"),
     "compiled vecadd.add_n([x, y, x])": ("compiled_add_n(x, y)", "compiled_chain(x, y)"),
 }
+# The rows without torch.compile: each compiled row costs a compilation per process, and its
+# calls run Inductor's kernels, whichever binding vecadd loaded.
+UNCOMPILED_CALLS = [name for name in CALLS if not name.startswith("compiled ")]
 CALL_ELEMENTS = 16  # small enough that the host's cost per call decides the time
 
 
