@@ -113,8 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                 cwd=steps.work,
             )
             log("  " + ran.strip().splitlines()[-1])
-            # -rs: the log names each skip's reason as the summary words it (docs/wheels.md).
-            cpu_suite(steps, python, name, env={"PYTEST_ADDOPTS": "-rs"})
+            cpu_suite(steps, python, name)
     except StepFailed as error:
         failure = str(error)
     return steps.conclude(failure, "free-threaded run")
