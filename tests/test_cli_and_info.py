@@ -9,6 +9,7 @@ import subprocess
 import sys
 from importlib.metadata import requires, version
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -142,7 +143,13 @@ def test_import_under_a_torch_it_cannot_load_under_is_a_worded_error(monkeypatch
     assert "pip install --no-build-isolation" in message
     assert "VECADD_SKIP_TORCH_CHECK=1" in message
     monkeypatch.setenv("VECADD_SKIP_TORCH_CHECK", "1")
-    assert _loader.load_operators() is vecadd._library.native_module
+    # The first call's answer: vecadd._C, None for the stable binding, or DISPATCHER_ENTRIES for a
+    # native binding without vecadd._C, whose lean ways vecadd/_library.py makes in its place.
+    loaded = _loader.load_operators()
+    if loaded is _loader.DISPATCHER_ENTRIES:
+        assert isinstance(vecadd._library.native_module, SimpleNamespace)
+    else:
+        assert loaded is vecadd._library.native_module
 
 
 def test_cli_info_json():
