@@ -32,6 +32,16 @@ def test_torch_has_every_supported_dtype():
     assert len(TORCH_DTYPES) > len(vecadd.SUPPORTED_DTYPES)
 
 
+def test_the_categories_give_torch_can_casts_rule_for_every_pair():
+    """out='s check reads the categories (torch.compile of torch 2.10 cannot trace can_cast)."""
+    from vecadd._dtypes import CATEGORIES
+
+    for common in vecadd.SUPPORTED_DTYPES:
+        for out in vecadd.SUPPORTED_DTYPES:
+            expected = torch.can_cast(common, out)
+            assert (CATEGORIES[common] <= CATEGORIES[out]) == expected, (common, out)
+
+
 def _tensor(dtype: torch.dtype, device: str) -> torch.Tensor:
     """Five ones of a supported dtype; five uninitialized elements of any other."""
     with warnings.catch_warnings():

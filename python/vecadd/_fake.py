@@ -12,6 +12,7 @@ import math
 import torch
 
 from ._dtypes import (
+    CATEGORIES,
     SUPPORTED_DTYPES,
     SUPPORTED_TEXT,
     NoCommonDtype,
@@ -220,7 +221,8 @@ def check_out(op: Operator, out: torch.Tensor, common: torch.dtype, device, shap
             f"{op.call}: argument 'out' has dtype {out.dtype}, which vecadd does not support (nor "
             f"does torch.add); expected {SUPPORTED_TEXT}"
         )
-    if not torch.can_cast(common, out.dtype):
+    # torch.can_cast's rule (no casting down a category), which torch.compile can trace.
+    if CATEGORIES[common] > CATEGORIES[out.dtype]:
         raise TypeError(
             f"{op.call}: out has dtype {out.dtype} but the sum of {op.all_inputs} is {common}, "
             f"which torch does not cast to it ({_cast_words(common, out.dtype)}); expected out of "
