@@ -251,6 +251,26 @@ def test_each_operators_lean_way_takes_numbers_that_promote_as_tensors(op, dtype
         assert lean(*numbers, None) is NotImplemented
 
 
+@pytest.mark.parametrize("number", [3, 2.5, True], ids=["int", "float", "bool"])
+def test_a_python_number_beside_a_tensor_never_takes_the_checked_way(monkeypatch, number):
+    """Under either binding a number that promotes as a 0-dim tensor takes a lean way: the checked
+    way costs several times a lean call (the native binding's C++ entry takes tensors alone)."""
+
+    def checked(*arguments):
+        raise AssertionError(f"the checked way ran for {arguments}")
+
+    x = torch.randn(8)
+    expected = {"left": number + x, "right": x + number}
+    monkeypatch.setattr(vecadd._ops, "call", checked)
+    for side, arguments in (("left", (number, x)), ("right", (x, number))):
+        result = vecadd.add(*arguments)
+        assert result.dtype == expected[side].dtype
+        torch.testing.assert_close(result, expected[side], rtol=0, atol=0)
+        out = torch.empty_like(result)
+        assert vecadd.add(*arguments, out=out) is out
+        torch.testing.assert_close(out, expected[side], rtol=0, atol=0)
+
+
 @pytest.mark.skipif(
     vecadd._library.native_module is None,
     reason="tests the native build's C++ entries; this vecadd is the stable build",
