@@ -291,9 +291,6 @@ ENTRIES = {
     for op in OPERATORS
 }
 lean_add, _lean_add_n = ENTRIES["add"], ENTRIES["add_n"]  # lean_add: the VecAdd layer's too
-# The native build's C++ entry takes tensors alone: a Python number goes on to the lean way, which
-# takes it as a 0-dim tensor where that promotes the same (3 µs a call, not the checked way's 15).
-_number_add = None if native_module is None else LEAN_WAYS["add"]
 
 
 def _checked_way(name: str) -> Callable[[tuple, torch.Tensor | None], torch.Tensor]:
@@ -333,8 +330,6 @@ def add(
     ``y``, each gradient in its input's dtype.
     """
     result = lean_add(x, y, alpha, out)  # NotImplemented while compile or export traces
-    if result is NotImplemented and _number_add is not None:
-        result = _number_add(x, y, alpha, out)
     if result is not NotImplemented:
         return result
     if is_compiling():

@@ -9,9 +9,11 @@
 #include <Python.h>  // first, as Python asks of its extensions
 
 #include <ATen/PythonTorchFunctionTLS.h>
+#include <ATen/ScalarOps.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <initializer_list>
@@ -151,18 +153,94 @@ bool visit_items(PyObject* sequence, Visit&& visit) {
 #endif
 }
 
+// A Python number (bool, int, float or complex, not a subclass) as the 0-dim CPU tensor that
+// holds it exactly, as vecadd/_lean.py's lean_number makes it, and its category in torch's
+// promotion (bool 0, integer 1, floating 2, complex 3); false for anything else, an int that
+// int64 cannot hold included.
+bool number_as_tensor(PyObject* value, at::Tensor& tensor, int& category) {
+  if (PyBool_Check(value)) {
+    tensor = c10::scalar_to_tensor(c10::Scalar(value == Py_True));
+    category = 0;
+  } else if (PyLong_CheckExact(value)) {
+    int overflow = 0;
+    const long long integer = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow != 0) {
+      return false;
+    }
+    tensor = c10::scalar_to_tensor(c10::Scalar(static_cast<int64_t>(integer)));
+    category = 1;
+  } else if (PyFloat_CheckExact(value)) {
+    tensor = c10::scalar_to_tensor(c10::Scalar(PyFloat_AsDouble(value)));
+    category = 2;
+  } else if (PyComplex_CheckExact(value)) {
+    const c10::complex<double> number(PyComplex_RealAsDouble(value), PyComplex_ImagAsDouble(value));
+    tensor = c10::scalar_to_tensor(c10::Scalar(number));
+    category = 3;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// A dtype's category in torch's promotion, or -1 for one vecadd does not take (the checked way
+// words its error).
+int category_of(at::ScalarType dtype) {
+  if (!binding::library_dtype(dtype)) {
+    return -1;
+  }
+  if (c10::isComplexType(dtype)) {
+    return 3;
+  }
+  if (c10::isFloatingType(dtype)) {
+    return 2;
+  }
+  return dtype == at::kBool ? 0 : 1;
+}
+
 // A plain torch.Tensor, borrowed from its Python object, which the caller's arguments keep
-// alive through the call.
+// alive through the call; or a Python number, held as a 0-dim tensor of its own.
 struct TensorArgument {
   static constexpr bool kFromPython = true;
   using Type = const at::Tensor&;  // as the schema's C++ signature takes it
   const at::Tensor* tensor = nullptr;
+  at::Tensor number;
+  int number_category = -1;  // the number's, or -1 for a tensor
   bool parse(PyObject* value) {
     tensor = plain_tensor(value);
+    if (tensor == nullptr && number_as_tensor(value, number, number_category)) {
+      tensor = &number;  // the argument stays in its tuple through the call
+    }
     return tensor != nullptr;
   }
   const at::Tensor& get() const { return *tensor; }
 };
+
+// Whether the numbers among an entry's tensor arguments, made 0-dim tensors, promote there as
+// torch promotes the numbers themselves: every other operand has dimensions and no number's
+// category is above theirs (the rule of vecadd/_lean.py's numbers_join).
+template <class... Arguments>
+bool numbers_join(const std::tuple<Arguments...>& parsed) {
+  int numbers = 0;
+  int zero_dim = 0;
+  int highest = -1;
+  int highest_number = -1;
+  const auto count = [&](const auto& argument) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(argument)>, TensorArgument>) {
+      if (argument.number_category >= 0) {
+        ++numbers;
+        highest_number = std::max(highest_number, argument.number_category);
+      }
+      const at::Tensor& operand = argument.get();
+      if (operand.dim() == 0) {
+        ++zero_dim;
+      } else {
+        highest = std::max(highest, category_of(operand.scalar_type()));
+      }
+    }
+  };
+  std::apply([&](const Arguments&... each) { (count(each), ...); }, parsed);
+  return numbers == 0 || (zero_dim == numbers && highest_number <= highest);
+}
 
 // A non-empty list or tuple of plain tensors.
 struct TensorListArgument {
@@ -312,7 +390,7 @@ PyObject* lean_entry(const EntryCall<Arguments...>& call) {
         return (parse(each) && ...);
       },
       parsed);
-  if (!plain) {
+  if (!plain || !numbers_join(parsed)) {
     Py_RETURN_NOTIMPLEMENTED;
   }
   const Overloads<Arguments...>& overloads = *call.overloads();
