@@ -220,26 +220,40 @@ struct TensorArgument {
 // category is above theirs (the rule of vecadd/_lean.py's numbers_join).
 template <class... Arguments>
 bool numbers_join(const std::tuple<Arguments...>& parsed) {
+  const auto each_tensor_argument = [&parsed](const auto& visit) {
+    std::apply(
+        [&visit](const Arguments&... each) {
+          const auto visit_tensor = [&visit](const auto& argument) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(argument)>, TensorArgument>) {
+              visit(argument);
+            }
+          };
+          (visit_tensor(each), ...);
+        },
+        parsed);
+  };
   int numbers = 0;
+  int highest_number = -1;
+  each_tensor_argument([&](const TensorArgument& argument) {
+    if (argument.number_category >= 0) {
+      ++numbers;
+      highest_number = std::max(highest_number, argument.number_category);
+    }
+  });
+  if (numbers == 0) {
+    return true;  // tensors alone, the common call: nothing more to read
+  }
   int zero_dim = 0;
   int highest = -1;
-  int highest_number = -1;
-  const auto count = [&](const auto& argument) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(argument)>, TensorArgument>) {
-      if (argument.number_category >= 0) {
-        ++numbers;
-        highest_number = std::max(highest_number, argument.number_category);
-      }
-      const at::Tensor& operand = argument.get();
-      if (operand.dim() == 0) {
-        ++zero_dim;
-      } else {
-        highest = std::max(highest, category_of(operand.scalar_type()));
-      }
+  each_tensor_argument([&](const TensorArgument& argument) {
+    const at::Tensor& operand = argument.get();
+    if (operand.dim() == 0) {
+      ++zero_dim;
+    } else {
+      highest = std::max(highest, category_of(operand.scalar_type()));
     }
-  };
-  std::apply([&](const Arguments&... each) { (count(each), ...); }, parsed);
-  return numbers == 0 || (zero_dim == numbers && highest_number <= highest);
+  });
+  return zero_dim == numbers && highest_number <= highest;
 }
 
 // A non-empty list or tuple of plain tensors.
