@@ -165,10 +165,11 @@ Plan plan_sum(const Sum& sum, const char* const* names = nullptr);
 void sum_cpu(const Sum& sum, const Plan& plan,
              const ParallelFor& parallel = default_parallel_for());
 
-// The instruction set the CPU kernels run with, as torch names its CPU capabilities: "avx512",
-// "avx2" or "default" on x86-64 (the widest the CPU has, or a narrower one named by the
-// environment variable VECADD_CPU_CAPABILITY, read once), "default" elsewhere (aarch64's
-// baseline has NEON and FMA).
+// The instruction set the CPU kernels run with, as torch names its CPU capabilities: "avx2" on
+// x86-64 CPUs that have it (AVX-512 ones too: torch's add runs its AVX2 kernel there, and so do
+// these), else "default"; the environment variable VECADD_CPU_CAPABILITY, read once, names
+// another ("default", or "avx512" where the CPU has it). "default" elsewhere (aarch64's baseline
+// has NEON and FMA).
 const char* cpu_capability();
 
 // The type alpha is passed in: float for the 16-bit floats, which compute in float (so alpha
