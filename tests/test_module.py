@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import pytest
@@ -143,3 +144,63 @@ def test_traced_model_keeps_the_layer_as_a_submodule():
         traced = torch.jit.trace(Model(), (x, y))
     assert 'prim::CallMethod[name="forward"]' in str(traced.graph)
     torch.testing.assert_close(traced(x, y), torch.add(x, y, alpha=2.0) * 2)
+
+
+@pytest.mark.skipif(
+    not vecadd._ops.ADD_TAKES_EVERY_CALL,
+    reason="tests the native binding's C++ layer entry; this vecadd's add is a Python wrapper",
+)
+def test_a_plain_call_of_the_layer_runs_no_python_but_its_call(device):
+    """With the native binding the layer's forward-only call is C++ (vecadd._C.layer_entry): a
+    plain call runs VecAdd.__call__'s frame and no other Python function."""
+    layer = vecadd.VecAdd(alpha=2.0)
+    x = make_tensor((5,), torch.float32, device, seed=16)
+    y = make_tensor((5,), torch.float32, device, seed=17)
+    layer(x, y)  # first-call work (lazy imports, caches) out of the count
+    called = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            called.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        result = layer(x, y)
+    finally:
+        sys.setprofile(None)
+    assert called == ["__call__"]
+    torch.testing.assert_close(result, torch.add(x, y, alpha=2.0), rtol=0, atol=0)
+
+
+def test_the_forward_only_call_answers_as_its_python_twin(device):
+    """vecadd._module.FORWARD_ONLY_CALL (C++ where the native binding has it) and the Python
+    function torch.compile traces in its place answer alike: the sum where calling the layer
+    would run forward alone, NotImplemented where a hook, Module.compile or another alpha's
+    checks need Module.__call__ (or the checked way)."""
+    twin = vecadd._module.forward_only_call
+    entry = vecadd._module.FORWARD_ONLY_CALL
+    x = make_tensor((5,), torch.float32, device, seed=18)
+    y = make_tensor((5,), torch.float32, device, seed=19)
+    layer = vecadd.VecAdd(alpha=0.5)
+    expected = torch.add(x, y, alpha=0.5)
+    for call in (twin, entry):
+        torch.testing.assert_close(call(layer, x, y), expected, rtol=0, atol=0)
+    handle = layer.register_forward_pre_hook(lambda module, args: None)
+    assert twin(layer, x, y) is NotImplemented
+    assert entry(layer, x, y) is NotImplemented
+    handle.remove()
+    handle = torch.nn.modules.module.register_module_forward_hook(lambda *args: None)
+    try:
+        assert twin(layer, x, y) is NotImplemented
+        assert entry(layer, x, y) is NotImplemented
+    finally:
+        handle.remove()
+    compiled = vecadd.VecAdd(alpha=0.5)
+    compiled.compile(backend="eager")
+    assert twin(compiled, x, y) is NotImplemented
+    assert entry(compiled, x, y) is NotImplemented
+    del layer.alpha  # a layer without its weight: Module.__call__ words what forward raises
+    if entry is not twin:
+        assert entry(layer, x, y) is NotImplemented
+    with pytest.raises(AttributeError, match="alpha"):
+        layer(x, y)

@@ -196,7 +196,8 @@ def register_when_inductor_loads() -> None:
 
 
 def _trace_the_traced_ways() -> None:
-    from . import _ops  # imported by now: vecadd/__init__.py registers after the wrappers exist
+    # Imported by now: vecadd/__init__.py registers after the wrappers and the layer exist.
+    from . import _module, _ops
 
     for op in OPERATORS:
         wrapper = getattr(_ops, op.name, None)
@@ -210,6 +211,9 @@ def _trace_the_traced_ways() -> None:
                 RuntimeWarning,
                 stacklevel=2,
             )
+    if _module.FORWARD_ONLY_CALL is not _module.forward_only_call:
+        # The layer's C++ call, which torch.compile cannot enter, traced as its Python twin.
+        torch.compiler.substitute_in_graph(_module.FORWARD_ONLY_CALL)(_module.forward_only_call)
 
 
 def register_traced_ways_when_dynamo_loads() -> None:

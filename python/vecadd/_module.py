@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 
 from . import _torch_private as private
+from ._lean import layer_entry
+from ._library import native_module
 from ._ops import ADD_TAKES_EVERY_CALL, _as_float, add, lean_add
 
 _runs_forward_only = private.module_runs_forward_only
@@ -16,6 +18,21 @@ def _layer_alpha(alpha: object) -> complex:
     if isinstance(alpha, (bool, complex)):
         return alpha
     return _as_float(alpha, "alpha", "VecAdd()")
+
+
+def forward_only_call(layer, x, y):
+    """layer(x, y) where calling the layer would run its forward and nothing else (no hooks,
+    Module.compile or torch.jit.trace) and the way in takes the call; NotImplemented otherwise,
+    for Module.__call__ to take it."""
+    if not _runs_forward_only(layer):
+        return NotImplemented
+    if ADD_TAKES_EVERY_CALL:  # the native build's C++ entry, which torch.compile replaces
+        return add(x, y, alpha=layer.alpha)
+    return lean_add(x, y, layer.alpha, None)  # NotImplemented while compile or export traces
+
+
+# The same call in C++ where the native binding has it (torch.compile traces the Python one).
+FORWARD_ONLY_CALL = layer_entry(forward_only_call, add, "alpha", native_module)
 
 
 class VecAdd(torch.nn.Module):
@@ -31,15 +48,11 @@ class VecAdd(torch.nn.Module):
         self.alpha = _layer_alpha(alpha)
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        # Module.__call__ costs two Python frames per call; without hooks, compile or tracing
-        # it would only call forward, so plain tensors go the way vecadd.add takes them (a way that
-        # answers NotImplemented while compile or export traces).
-        if _runs_forward_only(self):
-            if ADD_TAKES_EVERY_CALL:  # the native build's C++ entry, which torch.compile replaces
-                return add(x, y, alpha=self.alpha)
-            result = lean_add(x, y, self.alpha, None)
-            if result is not NotImplemented:
-                return result
+        # Module.__call__ costs two Python frames per call; where it would only call forward,
+        # the layer's call goes the way vecadd.add takes it.
+        result = FORWARD_ONLY_CALL(self, x, y)
+        if result is not NotImplemented:
+            return result
         return super().__call__(x, y)
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -189,6 +189,15 @@ if (
 else:
     module_runs_forward_only = _forward_only_never
 
+# What vecadd._C.layer_entry asks on every call, the questions of _forward_only_from_dicts in
+# its order (the global hook dicts, a module's own hook dicts' names, Module.compile's attribute,
+# the tracer's module and its map's name); None where that function is not the one that applies.
+MODULE_CALL_QUESTIONS = (
+    (_GLOBAL_MODULE_HOOKS, _OWN_HOOKS, "_compiled_call_impl", _jit_trace, "_trace_module_map")
+    if module_runs_forward_only is _forward_only_from_dicts
+    else None
+)
+
 
 # Marks tensors written in place (a tuple of them), as torch.autograd.graph.increment_version
 # does, without that function's frame, isinstance test and tuple: 1,400 instructions of an

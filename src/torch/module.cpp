@@ -633,6 +633,131 @@ PyObject* make_public_entry(PyObject* module, PyObject* const* args, Py_ssize_t 
   return nullptr;
 }
 
+// What a layer's entry (vecadd.VecAdd's call) reads on every call, given once by
+// _C.layer_entry: the operator it calls and the keyword its weight goes by, torch's global module
+// hooks (dicts), the names of a module's own hook dicts and of Module.compile's attribute, and
+// the dict of the module where torch.jit.trace keeps the map it sets while it records submodule
+// calls, with that map's name. Plain arrays: the limited API's tuple reads are calls.
+struct LayerCall {
+  static constexpr int kHookDicts = 4;
+  const PublicEntryOf* entry = nullptr;
+  PyObject* weight_name = nullptr;     // the layer's attribute, and the operator's keyword
+  PyObject* weight_keyword = nullptr;  // (weight_name,): the call's kwnames
+  PyObject* global_hooks[kHookDicts] = {};
+  PyObject* own_hooks[kHookDicts] = {};
+  PyObject* compiled_name = nullptr;
+  PyObject* trace_globals = nullptr;
+  PyObject* trace_name = nullptr;
+  PyMethodDef definition{};
+};
+LayerCall layer_call;
+
+// Whether calling the module whose __dict__ is `own` would run its forward and nothing else: no
+// hooks of its own or global ones, no Module.compile, no torch.jit.trace recording submodules
+// (vecadd/_torch_private.py's _forward_only_from_dicts, the same questions without its frames).
+bool runs_forward_only(const LayerCall& call, PyObject* own) {
+  for (PyObject* hooks : call.global_hooks) {
+    if (PyDict_Size(hooks) != 0) {
+      return false;
+    }
+  }
+  for (PyObject* name : call.own_hooks) {
+    PyObject* const hooks = PyDict_GetItemWithError(own, name);
+    if (hooks == nullptr || !PyDict_Check(hooks) || PyDict_Size(hooks) != 0) {
+      return false;
+    }
+  }
+  if (PyDict_Contains(own, call.compiled_name) != 0) {
+    return false;
+  }
+  return PyDict_GetItemWithError(call.trace_globals, call.trace_name) == Py_None;
+}
+
+// _C.layer_entry's builtin: layer(x, y) as the operator's public entry called with
+// (x, y, <weight_name>=layer.<weight_name>) where that is all calling the layer would do;
+// NotImplemented otherwise (and for anything unexpected), for Module.__call__ to take it.
+PyObject* layer_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  const LayerCall& call = layer_call;
+  PyObject* const own = nargs == 3 ? PyObject_GenericGetDict(args[0], nullptr) : nullptr;
+  PyObject* weight = nullptr;
+  if (own != nullptr && runs_forward_only(call, own)) {
+    weight = PyDict_GetItemWithError(own, call.weight_name);
+    Py_XINCREF(weight);  // held through the call, which may run Python code
+  }
+  Py_XDECREF(own);
+  if (weight == nullptr) {
+    PyErr_Clear();
+    Py_INCREF(Py_NotImplemented);
+    return Py_NotImplemented;
+  }
+  PyObject* const operands[3] = {args[1], args[2], weight};
+  PyObject* const result = call.entry->entry(nullptr, operands, 2, call.weight_keyword);
+  Py_DECREF(weight);
+  return result;
+}
+
+// _C.layer_entry(operator, weight_name, global_hooks, own_hooks, compiled_name, trace_owner,
+// trace_name, doc, module): the builtin layer_entry above, for the operator whose public entry
+// _C.public_entry made. Called once an import; a second call replaces what the first gave.
+PyObject* make_layer_entry(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
+  constexpr Py_ssize_t kParameters = 9;
+  if (nargs != kParameters) {
+    PyErr_Format(PyExc_TypeError, "vecadd._C.layer_entry() takes %zd arguments, got %zd",
+                 kParameters, nargs);
+    return nullptr;
+  }
+  const char* const name = PyUnicode_AsUTF8AndSize(args[0], nullptr);
+  const char* const doc = PyUnicode_AsUTF8AndSize(args[7], nullptr);
+  if (name == nullptr || doc == nullptr) {
+    return nullptr;
+  }
+  const PublicEntryOf* found = nullptr;
+  for (const PublicEntryOf& entry : public_entries) {
+    if (std::string(entry.name) == name && entry.wrapper->wrapper != nullptr) {
+      found = &entry;
+    }
+  }
+  const auto dicts = [](PyObject* tuple, bool of_dicts) {
+    bool fit = PyTuple_Check(tuple) && PyTuple_Size(tuple) == LayerCall::kHookDicts;
+    for (Py_ssize_t i = 0; fit && i < LayerCall::kHookDicts; ++i) {
+      PyObject* const item = PyTuple_GetItem(tuple, i);
+      fit = of_dicts ? PyDict_Check(item) : PyUnicode_Check(item);
+    }
+    return fit;
+  };
+  PyObject* const trace_globals = PyModule_Check(args[5]) ? PyModule_GetDict(args[5]) : nullptr;
+  if (found == nullptr || !PyUnicode_Check(args[1]) || !dicts(args[2], true) ||
+      !dicts(args[3], false) || !PyUnicode_Check(args[4]) || trace_globals == nullptr ||
+      !PyUnicode_Check(args[6])) {
+    PyErr_Format(PyExc_ValueError,
+                 "vecadd._C.layer_entry(): expected an operator whose public entry exists (got "
+                 "%s), a str, a tuple of 4 dicts, a tuple of 4 str, a str, a module and a str",
+                 name);
+    return nullptr;
+  }
+  PyObject* const keyword = PyTuple_Pack(1, args[1]);
+  if (keyword == nullptr) {
+    return nullptr;
+  }
+  for (PyObject* kept : {args[1], args[2], args[3], args[4], trace_globals, args[6]}) {
+    Py_INCREF(kept);  // kept for the process: builtins made before a replacement use them
+  }
+  layer_call.entry = found;
+  layer_call.weight_name = args[1];
+  layer_call.weight_keyword = keyword;
+  for (int i = 0; i < LayerCall::kHookDicts; ++i) {
+    layer_call.global_hooks[i] = PyTuple_GetItem(args[2], i);  // held by the kept tuples
+    layer_call.own_hooks[i] = PyTuple_GetItem(args[3], i);
+  }
+  layer_call.compiled_name = args[4];
+  layer_call.trace_globals = trace_globals;
+  layer_call.trace_name = args[6];
+  layer_call.definition = {
+      "layer_entry", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&layer_entry)),
+      METH_FASTCALL, (new std::string(doc))->c_str()};
+  return PyCFunction_NewEx(&layer_call.definition, module, args[8]);
+}
+
 PyCFunction fastcall(PyObject* (*entry)(PyObject*, PyObject* const*, Py_ssize_t)) {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(entry));
 }
@@ -644,6 +769,10 @@ PyMethodDef methods[] = {
         "public_entry(name, wrapper, names, defaults, positional, tracing_owner, tracing_flag, "
         "doc, module)\n\nThe builtin that stands in for an operator's Python wrapper "
         "(vecadd/_ops.py)."},
+    {"layer_entry", fastcall(&make_layer_entry), METH_FASTCALL,
+     "layer_entry(operator, weight_name, global_hooks, own_hooks, compiled_name, trace_owner, "
+     "trace_name, doc, module)\n\nThe builtin that calls a layer's operator where calling the "
+     "layer would run its forward alone (vecadd/_module.py)."},
     {nullptr, nullptr, 0, nullptr}};
 #undef VECADD_NATIVE_METHOD
 
