@@ -579,20 +579,29 @@ struct PublicEntryOf {
 const PublicEntryOf public_entries[] = {VECADD_OPERATOR_ENTRIES(VECADD_PUBLIC_ENTRY_OF)};
 #undef VECADD_PUBLIC_ENTRY_OF
 
+// The name (args[0]) and doc (args[7]) given to _C.<maker>, which takes nine arguments; false
+// with the error set otherwise.
+bool name_and_doc(const char* maker, PyObject* const* args, Py_ssize_t nargs, const char*& name,
+                  const char*& doc) {
+  constexpr Py_ssize_t kParameters = 9;
+  if (nargs != kParameters) {
+    PyErr_Format(PyExc_TypeError, "vecadd._C.%s() takes %zd arguments, got %zd", maker, kParameters,
+                 nargs);
+    return false;
+  }
+  name = PyUnicode_AsUTF8AndSize(args[0], nullptr);
+  doc = PyUnicode_AsUTF8AndSize(args[7], nullptr);
+  return name != nullptr && doc != nullptr;
+}
+
 // _C.public_entry(name, wrapper, names, defaults, positional, tracing_owner, tracing_flag, doc,
 // module): the operator's public entry, a builtin named `name` of module `module` that stands
 // in for `wrapper` (see PublicWrapper; tracing_owner None where torch has no flag). Called once
 // an import; a second call replaces what the first gave (the builtins it made keep working).
 PyObject* make_public_entry(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
-  constexpr Py_ssize_t kParameters = 9;
-  if (nargs != kParameters) {
-    PyErr_Format(PyExc_TypeError, "vecadd._C.public_entry() takes %zd arguments, got %zd",
-                 kParameters, nargs);
-    return nullptr;
-  }
-  const char* const name = PyUnicode_AsUTF8AndSize(args[0], nullptr);
-  const char* const doc = PyUnicode_AsUTF8AndSize(args[7], nullptr);
-  if (name == nullptr || doc == nullptr) {
+  const char* name = nullptr;
+  const char* doc = nullptr;
+  if (!name_and_doc("public_entry", args, nargs, name, doc)) {
     return nullptr;
   }
   const Py_ssize_t positional = PyLong_AsSsize_t(args[4]);
@@ -700,15 +709,9 @@ PyObject* layer_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t na
 // trace_name, doc, module): the builtin layer_entry above, for the operator whose public entry
 // _C.public_entry made. Called once an import; a second call replaces what the first gave.
 PyObject* make_layer_entry(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
-  constexpr Py_ssize_t kParameters = 9;
-  if (nargs != kParameters) {
-    PyErr_Format(PyExc_TypeError, "vecadd._C.layer_entry() takes %zd arguments, got %zd",
-                 kParameters, nargs);
-    return nullptr;
-  }
-  const char* const name = PyUnicode_AsUTF8AndSize(args[0], nullptr);
-  const char* const doc = PyUnicode_AsUTF8AndSize(args[7], nullptr);
-  if (name == nullptr || doc == nullptr) {
+  const char* name = nullptr;
+  const char* doc = nullptr;
+  if (!name_and_doc("layer_entry", args, nargs, name, doc)) {
     return nullptr;
   }
   const PublicEntryOf* found = nullptr;
