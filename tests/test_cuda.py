@@ -32,7 +32,7 @@ def _assert_every_element_is_written(n: int, dtype: torch.dtype, seed: int) -> N
     y = make_tensor((n,), dtype, "cuda", seed=seed + 1)
     out = torch.full((n,), 99, dtype=dtype, device="cuda")
     vecadd.add(x, y, alpha=-1, out=out)
-    torch.testing.assert_close(out, torch.sub(x, y), rtol=0, atol=0)
+    torch.testing.assert_close(out, torch.add(x, y, alpha=-1), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("dtype", vecadd.SUPPORTED_DTYPES)

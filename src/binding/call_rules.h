@@ -33,6 +33,20 @@ namespace vecadd::binding {
 // The Python exception a failed rule becomes.
 enum class ErrorKind { kType, kValue, kRuntime };
 
+// How the stable ABI, which delivers every C++ error as a RuntimeError, carries a rule's kind:
+// the message's first words (vecadd/_ops.py reads them in Python, the native entries in C++).
+inline const char* kind_prefix(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kType:
+      return "TypeError: ";
+    case ErrorKind::kValue:
+      return "ValueError: ";
+    case ErrorKind::kRuntime:
+      break;
+  }
+  return "";
+}
+
 // How one input's weight derives from the call's numbers (each record's Weight, through the
 // generated vecadd_operators.h): offset + scale * the argument, scale 1 or -1; a constant
 // `offset` (1) where no argument weighs the input.

@@ -126,15 +126,7 @@ cudaStream_t StableApi::cuda_stream(const Tensor& t) {
 #endif
 
 void StableApi::fail(binding::ErrorKind kind, const std::string& message) {
-  switch (kind) {
-    case binding::ErrorKind::kType:
-      throw std::runtime_error("TypeError: " + message);
-    case binding::ErrorKind::kValue:
-      throw std::runtime_error("ValueError: " + message);
-    case binding::ErrorKind::kRuntime:
-      break;
-  }
-  throw std::runtime_error(message);
+  throw std::runtime_error(binding::kind_prefix(kind) + message);
 }
 
 }  // namespace vecadd::stable_binding

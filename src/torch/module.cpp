@@ -73,6 +73,32 @@ class KeptWarnings final : public c10::WarningHandler {
   std::vector<c10::Warning> kept_;
 };
 
+// Raises the error that `failure` carries its kind for in its message's first words, as the
+// stable ABI's kernels (the CUDA library's, in the portable wheel) deliver a rule's TypeError
+// or ValueError; false for any other failure.
+bool raise_kind_in_message(const std::exception_ptr& failure) {
+  std::string message;
+  try {
+    std::rethrow_exception(failure);
+  } catch (const c10::Error& error) {
+    message = error.what_without_backtrace();
+  } catch (const std::runtime_error& error) {
+    message = error.what();
+  } catch (...) {  // a Python error raised below (torch's python_error) among them: kept as it is
+    return false;
+  }
+  using binding::ErrorKind;
+  for (const auto& [kind, python_kind] : {std::pair{ErrorKind::kType, PyExc_TypeError},
+                                          std::pair{ErrorKind::kValue, PyExc_ValueError}}) {
+    const std::string prefix = binding::kind_prefix(kind);
+    if (message.compare(0, prefix.size(), prefix) == 0) {
+      PyErr_SetString(python_kind, message.c_str() + prefix.size());
+      return true;
+    }
+  }
+  return false;
+}
+
 // body(context) with torch's C++ errors and warnings turned into Python's: its result, or
 // nullptr with the Python error set.
 PyObject* with_torch_errors(PyObject* (*body)(void*), void* context) {
@@ -92,7 +118,9 @@ PyObject* with_torch_errors(PyObject* (*body)(void*), void* context) {
     return nullptr;
   }
   if (failure) {
-    torch::translate_exception_to_python(failure);
+    if (!raise_kind_in_message(failure)) {
+      torch::translate_exception_to_python(failure);
+    }
     return nullptr;
   }
   return result;
