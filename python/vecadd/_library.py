@@ -12,6 +12,7 @@ import torch
 from ._lean import lean_way
 from ._loader import DISPATCHER_ENTRIES, binding_state, cuda_state, held_text, load_operators
 from ._operators import OPERATORS
+from ._words import typed_error
 
 _definitions = torch.library.Library("vecadd", "DEF")
 for _operator in OPERATORS:
@@ -31,7 +32,8 @@ for _operator in OPERATORS:
 def _through_the_dispatcher() -> SimpleNamespace:
     """A native binding's ways in where it has no vecadd._C (a free-threaded CPython): each
     operator's lean way, its gradients from the public operator's C++ autograd kernel, its
-    errors raised by the C++ kernels as they are."""
+    errors raised by the C++ kernels as they are, or as the kind their first words name where
+    the CUDA library's stable-ABI kernels raised them."""
 
     def public_operator(op, _functional):
         overload, split = getattr(torch.ops.vecadd, op.name).default, op.split
@@ -43,7 +45,7 @@ def _through_the_dispatcher() -> SimpleNamespace:
         return with_grad
 
     return SimpleNamespace(
-        **{op.name: lean_way(op, lambda error: error, public_operator) for op in OPERATORS}
+        **{op.name: lean_way(op, typed_error, public_operator) for op in OPERATORS}
     )
 
 

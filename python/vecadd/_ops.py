@@ -24,6 +24,7 @@ from ._lean import lean_way, public_entry, traced_way, untraced
 from ._library import native_module
 from ._operators import ADD, ADD_N, BY_NAME, EXACT_INTEGER_LIMIT, OPERATORS, Operator
 from ._sharding import check_distributed
+from ._words import typed_error
 
 # The checked way's question, true under torch.compile and torch.export alike (the lean ways
 # ask the same inline: TRACING in vecadd/_torch_private.py).
@@ -33,8 +34,6 @@ _Tensor = torch.Tensor
 _transforms_active = private.transforms_or_forward_ad_active
 if native_module is None:  # the stable build, whose autograd is Python
     from ._autograd import FUNCTIONS, grad_way
-# The stable ABI delivers every C++ error as a RuntimeError whose first word is its kind.
-_KINDS = {"TypeError: ": TypeError, "ValueError: ": ValueError}
 
 
 def _as_float(value: object, name: str, call: str) -> float:
@@ -223,14 +222,6 @@ def _checked(op: Operator, arguments: tuple, out: torch.Tensor | None) -> tuple:
     return (*checked, *rest)
 
 
-def _typed(error: RuntimeError) -> Exception:
-    message = str(error)
-    for prefix, kind in _KINDS.items():
-        if message.startswith(prefix):
-            return kind(message.removeprefix(prefix))
-    return error
-
-
 def _under_transforms(op: Operator, arguments: tuple) -> torch.Tensor:
     """The stable build under torch.func or forward-mode AD: an autograd.Function that they
     can run (the operator's own Autograd kernel is Python inside the dispatcher, where they
@@ -269,7 +260,7 @@ def call(op: Operator, arguments: tuple, out: torch.Tensor | None) -> torch.Tens
     except RuntimeError as error:
         if is_compiling():
             raise
-        typed = _typed(error)
+        typed = typed_error(error)
         if typed is error:
             raise
         raise typed from None
@@ -280,7 +271,8 @@ def call(op: Operator, arguments: tuple, out: torch.Tensor | None) -> torch.Tens
 # must answer. A gradient takes one autograd node in the stable build, the public op's C++
 # autograd kernel in the native build.
 LEAN_WAYS = {
-    op.name: lean_way(op, _typed, grad_way if native_module is None else None) for op in OPERATORS
+    op.name: lean_way(op, typed_error, grad_way if native_module is None else None)
+    for op in OPERATORS
 }
 # Each wrapper's first way in, name(*arguments, out), chosen here alone: the native build's C++
 # entry (vecadd._C.<name>, written from the record), leaner still, else the lean way.

@@ -34,7 +34,7 @@ namespace vecadd::binding {
 enum class ErrorKind { kType, kValue, kRuntime };
 
 // How the stable ABI, which delivers every C++ error as a RuntimeError, carries a rule's kind:
-// the message's first words (vecadd/_ops.py reads them in Python, the native entries in C++).
+// the message's first words (vecadd/_words.py reads them in Python, the native entries in C++).
 inline const char* kind_prefix(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::kType:
