@@ -147,12 +147,12 @@ def test_traced_model_keeps_the_layer_as_a_submodule():
 
 
 @pytest.mark.skipif(
-    not vecadd._ops.ADD_TAKES_EVERY_CALL,
-    reason="tests the native binding's C++ layer entry; this vecadd's add is a Python wrapper",
+    vecadd.VecAdd.__call__ is vecadd._module.CALL_IN_PYTHON,
+    reason="tests the native binding's C++ layer call; this vecadd's layer call is Python",
 )
-def test_a_plain_call_of_the_layer_runs_no_python_but_its_call(device):
-    """With the native binding the layer's forward-only call is C++ (vecadd._C.layer_entry): a
-    plain call runs VecAdd.__call__'s frame and no other Python function."""
+def test_a_plain_call_of_the_layer_runs_no_python(device):
+    """With the native binding the layer's __call__ is C++ (vecadd._C.layer_call): a plain call
+    runs no Python function at all."""
     layer = vecadd.VecAdd(alpha=2.0)
     x = make_tensor((5,), torch.float32, device, seed=16)
     y = make_tensor((5,), torch.float32, device, seed=17)
@@ -168,39 +168,78 @@ def test_a_plain_call_of_the_layer_runs_no_python_but_its_call(device):
         result = layer(x, y)
     finally:
         sys.setprofile(None)
-    assert called == ["__call__"]
+    assert called == []
     torch.testing.assert_close(result, torch.add(x, y, alpha=2.0), rtol=0, atol=0)
 
 
-def test_the_forward_only_call_answers_as_its_python_twin(device):
-    """vecadd._module.FORWARD_ONLY_CALL (C++ where the native binding has it) and the Python
-    function torch.compile traces in its place answer alike: the sum where calling the layer
-    would run forward alone, NotImplemented where a hook, Module.compile or another alpha's
-    checks need Module.__call__ (or the checked way)."""
-    twin = vecadd._module.forward_only_call
-    entry = vecadd._module.FORWARD_ONLY_CALL
+def test_the_layer_call_answers_as_its_python_twin(device):
+    """VecAdd.__call__ (C++ where the native binding has it) and the Python call torch.compile
+    traces in its place answer alike: the sum where calling the layer would run forward alone,
+    and Module.__call__'s answer where a hook, Module.compile or a missing alpha needs it."""
+    twin = vecadd._module.CALL_IN_PYTHON
     x = make_tensor((5,), torch.float32, device, seed=18)
     y = make_tensor((5,), torch.float32, device, seed=19)
     layer = vecadd.VecAdd(alpha=0.5)
     expected = torch.add(x, y, alpha=0.5)
-    for call in (twin, entry):
-        torch.testing.assert_close(call(layer, x, y), expected, rtol=0, atol=0)
-    handle = layer.register_forward_pre_hook(lambda module, args: None)
-    assert twin(layer, x, y) is NotImplemented
-    assert entry(layer, x, y) is NotImplemented
+
+    def both(layer, *args, **kwargs):
+        return [call(layer, *args, **kwargs) for call in (twin, vecadd.VecAdd.__call__)]
+
+    for result in both(layer, x, y):
+        torch.testing.assert_close(result, expected, rtol=0, atol=0)
+    seen = []
+    handle = layer.register_forward_pre_hook(lambda module, args: seen.append(len(args)))
+    both(layer, x, y)
     handle.remove()
-    handle = torch.nn.modules.module.register_module_forward_hook(lambda *args: None)
+    assert seen == [2, 2]
+    handle = torch.nn.modules.module.register_module_forward_hook(
+        lambda module, args, result: seen.append(result.shape)
+    )
     try:
-        assert twin(layer, x, y) is NotImplemented
-        assert entry(layer, x, y) is NotImplemented
+        both(layer, x, y)
     finally:
         handle.remove()
+    assert seen[2:] == [torch.Size([5])] * 2
     compiled = vecadd.VecAdd(alpha=0.5)
     compiled.compile(backend="eager")
-    assert twin(compiled, x, y) is NotImplemented
-    assert entry(compiled, x, y) is NotImplemented
+    for result in both(compiled, x, y):
+        torch.testing.assert_close(result, expected, rtol=0, atol=0)
     del layer.alpha  # a layer without its weight: Module.__call__ words what forward raises
-    if entry is not twin:
-        assert entry(layer, x, y) is NotImplemented
-    with pytest.raises(AttributeError, match="alpha"):
-        layer(x, y)
+    for call in (twin, vecadd.VecAdd.__call__):
+        with pytest.raises(AttributeError, match="alpha"):
+            call(layer, x, y)
+
+
+def test_a_forward_of_a_subclass_or_set_on_the_layer_runs(device):
+    """The layer's call skips Module.__call__ only for VecAdd's own forward: a subclass that
+    defines another, or a forward set on the layer, runs that forward."""
+
+    class Scaled(vecadd.VecAdd):
+        def forward(self, x, y):
+            return super().forward(x, y) * 3
+
+    class Named(vecadd.VecAdd):
+        def extra_repr(self):
+            return "named"
+
+    x = make_tensor((4,), torch.float32, device, seed=20)
+    y = make_tensor((4,), torch.float32, device, seed=21)
+    expected = torch.add(x, y, alpha=2.0)
+    patched = vecadd.VecAdd(alpha=2.0)
+    patched.forward = lambda x, y: torch.sub(x, y)
+    for call in (vecadd._module.CALL_IN_PYTHON, vecadd.VecAdd.__call__):
+        torch.testing.assert_close(call(Scaled(alpha=2.0), x, y), expected * 3)
+        torch.testing.assert_close(call(Named(alpha=2.0), x, y), expected)
+        torch.testing.assert_close(call(patched, x, y), torch.sub(x, y))
+
+
+def test_the_layer_call_takes_keywords_and_words_wrong_arguments(device):
+    layer = vecadd.VecAdd(alpha=2.0)
+    x = make_tensor((4,), torch.float32, device, seed=22)
+    y = make_tensor((4,), torch.float32, device, seed=23)
+    torch.testing.assert_close(layer(x, y=y), torch.add(x, y, alpha=2.0))
+    torch.testing.assert_close(layer(y=y, x=x), torch.add(x, y, alpha=2.0))
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'y'"):
+        layer(x)
+    with pytest.raises(TypeError, match="positional arguments but 4 were given"):
+        layer(x, y, x)

@@ -211,9 +211,9 @@ def _trace_the_traced_ways() -> None:
                 RuntimeWarning,
                 stacklevel=2,
             )
-    if _module.FORWARD_ONLY_CALL is not _module.forward_only_call:
+    if _module.VecAdd.__call__ is not _module.CALL_IN_PYTHON:
         # The layer's C++ call, which torch.compile cannot enter, traced as its Python twin.
-        torch.compiler.substitute_in_graph(_module.FORWARD_ONLY_CALL)(_module.forward_only_call)
+        torch.compiler.substitute_in_graph(_module.VecAdd.__call__)(_module.CALL_IN_PYTHON)
 
 
 def register_traced_ways_when_dynamo_loads() -> None:

@@ -137,20 +137,29 @@ def public_entry(wrapper: Callable[..., torch.Tensor], native_module) -> Callabl
     return make(wrapper.__name__, wrapper, names, defaults, positional, owner, flag, doc, "vecadd")
 
 
-def layer_entry(
-    in_python: Callable[..., object], operator: Callable[..., object], weight: str, native_module
+def layer_call(
+    in_python: Callable[..., object],
+    layer_class: type,
+    operator: Callable[..., object],
+    weight: str,
+    native_module,
 ) -> Callable[..., object]:
-    """A layer's forward-only call, in_python(layer, x, y) (its operator's result where calling
-    the layer would run forward alone, else NotImplemented), as the native build's C++ entry
-    where `operator` is a public C++ entry (public_entry above) and this torch keeps a module's
-    hooks where the entry looks; else in_python itself. The entry saves the frames and attribute
-    reads of in_python: about 2,500 instructions of a 16-element call (docs/portable.md)."""
-    make = getattr(native_module, "layer_entry", None)
+    """A layer class's __call__, in_python(layer, *args, **kwargs), as the native build's C++
+    method where `operator` is a public C++ entry (public_entry above) and this torch keeps a
+    module's hooks where the method looks; else in_python itself. The method calls the operator
+    with (x, y, <weight>=layer.<weight>) where calling the layer would run the class's forward
+    alone, and torch.nn.Module.__call__ otherwise; it saves in_python's frame and attribute reads:
+    about 4,000 instructions of a 16-element call (docs/portable.md)."""
+    make = getattr(native_module, "layer_call", None)
     questions = private.MODULE_CALL_QUESTIONS
     if make is None or questions is None or not isinstance(operator, type(len)):
         return in_python
-    doc = f"layer_entry{inspect.signature(in_python)}\n--\n\n{inspect.getdoc(in_python)}"
-    return make(operator.__name__, weight, *questions, doc, "vecadd")
+    parameters = inspect.signature(in_python).parameters.values()
+    unannotated = inspect.Signature([p.replace(annotation=p.empty) for p in parameters])
+    # "$self": the signature of a method, which inspect drops once the method is bound.
+    signature = str(unannotated).replace("(self", "($self", 1)
+    doc = f"__call__{signature}\n--\n\n{inspect.getdoc(in_python)}"
+    return make(operator.__name__, weight, *questions, doc, layer_class)
 
 
 def lean_way(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from . import _torch_private as private
-from ._lean import layer_entry
+from ._lean import layer_call
 from ._library import native_module
 from ._ops import ADD_TAKES_EVERY_CALL, _as_float, add, lean_add
 
@@ -21,18 +21,17 @@ def _layer_alpha(alpha: object) -> complex:
 
 
 def forward_only_call(layer, x, y):
-    """layer(x, y) where calling the layer would run its forward and nothing else (no hooks,
-    Module.compile or torch.jit.trace) and the way in takes the call; NotImplemented otherwise,
-    for Module.__call__ to take it."""
-    if not _runs_forward_only(layer):
+    """layer(x, y) where calling the layer would run VecAdd's forward and nothing else (no hooks,
+    Module.compile, torch.jit.trace, or forward of a subclass or set on the layer) and the way in
+    takes the call; NotImplemented otherwise, for Module.__call__ to take it."""
+    layer_class = type(layer)
+    if (
+        layer_class is not VecAdd and layer_class.forward is not VecAdd.forward
+    ) or not _runs_forward_only(layer):
         return NotImplemented
     if ADD_TAKES_EVERY_CALL:  # the native build's C++ entry, which torch.compile replaces
         return add(x, y, alpha=layer.alpha)
     return lean_add(x, y, layer.alpha, None)  # NotImplemented while compile or export traces
-
-
-# The same call in C++ where the native binding has it (torch.compile traces the Python one).
-FORWARD_ONLY_CALL = layer_entry(forward_only_call, add, "alpha", native_module)
 
 
 class VecAdd(torch.nn.Module):
@@ -48,9 +47,9 @@ class VecAdd(torch.nn.Module):
         self.alpha = _layer_alpha(alpha)
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        # Module.__call__ costs two Python frames per call; where it would only call forward,
-        # the layer's call goes the way vecadd.add takes it.
-        result = FORWARD_ONLY_CALL(self, x, y)
+        """Module.__call__, which costs two Python frames per call; where it would only call
+        forward, the layer's call goes the way vecadd.add takes it."""
+        result = forward_only_call(self, x, y)
         if result is not NotImplemented:
             return result
         return super().__call__(x, y)
@@ -60,3 +59,9 @@ class VecAdd(torch.nn.Module):
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}"
+
+
+# The layer's call in Python: torch.compile traces it in place of the C++ one.
+CALL_IN_PYTHON = VecAdd.__call__
+# The same call in C++ where the native binding has it.
+VecAdd.__call__ = layer_call(CALL_IN_PYTHON, VecAdd, add, "alpha", native_module)

@@ -155,8 +155,8 @@ def _forward_only_never(module: torch.nn.Module) -> bool:
 
 
 def _forward_only_from_dicts(module: torch.nn.Module) -> bool:
-    """Whether calling this module would run its forward and nothing else: no hooks of its own or
-    global ones, no Module.compile, no torch.jit tracing."""
+    """Whether calling this module would run its class's forward and nothing else: no hooks of
+    its own or global ones, no Module.compile, no torch.jit tracing, no forward set on it."""
     # Read from the instance dict: nn.Module's __getattr__ makes each attribute read several
     # times dearer, and this runs on every call of a vecadd layer.
     own = module.__dict__
@@ -170,6 +170,7 @@ def _forward_only_from_dicts(module: torch.nn.Module) -> bool:
         or own["_backward_hooks"]
         or own["_backward_pre_hooks"]
         or "_compiled_call_impl" in own  # set there by Module.compile
+        or "forward" in own
         # Module.__call__ differs from forward under torch.jit.trace only where trace_module
         # records submodule calls, and then this map is set (Module._slow_forward): far
         # cheaper than asking the tracer's state.
@@ -189,7 +190,7 @@ if (
 else:
     module_runs_forward_only = _forward_only_never
 
-# What vecadd._C.layer_entry asks on every call, the questions of _forward_only_from_dicts in
+# What vecadd._C.layer_call asks on every call, the questions of _forward_only_from_dicts in
 # its order (the global hook dicts, a module's own hook dicts' names, Module.compile's attribute,
 # the tracer's module and its map's name); None where that function is not the one that applies.
 MODULE_CALL_QUESTIONS = (

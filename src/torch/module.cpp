@@ -670,13 +670,20 @@ PyObject* make_public_entry(PyObject* module, PyObject* const* args, Py_ssize_t 
   return nullptr;
 }
 
-// What a layer's entry (vecadd.VecAdd's call) reads on every call, given once by
-// _C.layer_entry: the operator it calls and the keyword its weight goes by, torch's global module
-// hooks (dicts), the names of a module's own hook dicts and of Module.compile's attribute, and
-// the dict of the module where torch.jit.trace keeps the map it sets while it records submodule
-// calls, with that map's name. Plain arrays: the limited API's tuple reads are calls.
+// What a layer's call (vecadd.VecAdd.__call__) reads on every call, given once by _C.layer_call:
+// the layer's class, its forward and the class whose __call__ takes any other call (read at the
+// call, where torch.fx patches it), the operator it calls and the keyword its weight goes by,
+// torch's global module hooks (dicts), the names of a module's own hook dicts and of
+// Module.compile's attribute, and the dict of the module where torch.jit.trace keeps the map it
+// sets while it records submodule calls, with that map's name. Plain arrays: the limited API's
+// tuple reads are calls.
 struct LayerCall {
   static constexpr int kHookDicts = 4;
+  PyObject* layer_class = nullptr;
+  PyObject* forward = nullptr;       // the layer class's forward function
+  PyObject* forward_name = nullptr;  // "forward"
+  PyObject* base_class = nullptr;    // the class whose __call__ takes any other call
+  PyObject* call_name = nullptr;     // "__call__"
   const PublicEntryOf* entry = nullptr;
   PyObject* weight_name = nullptr;     // the layer's attribute, and the operator's keyword
   PyObject* weight_keyword = nullptr;  // (weight_name,): the call's kwnames
@@ -689,9 +696,10 @@ struct LayerCall {
 };
 LayerCall layer_call;
 
-// Whether calling the module whose __dict__ is `own` would run its forward and nothing else: no
-// hooks of its own or global ones, no Module.compile, no torch.jit.trace recording submodules
-// (vecadd/_torch_private.py's _forward_only_from_dicts, the same questions without its frames).
+// Whether calling the module whose __dict__ is `own` would run its class's forward and nothing
+// else: no hooks of its own or global ones, no Module.compile, no torch.jit.trace recording
+// submodules, no forward set on it (vecadd/_torch_private.py's _forward_only_from_dicts, the same
+// questions without its frames).
 bool runs_forward_only(const LayerCall& call, PyObject* own) {
   for (PyObject* hooks : call.global_hooks) {
     if (PyDict_Size(hooks) != 0) {
@@ -704,42 +712,90 @@ bool runs_forward_only(const LayerCall& call, PyObject* own) {
       return false;
     }
   }
-  if (PyDict_Contains(own, call.compiled_name) != 0) {
+  if (PyDict_Contains(own, call.compiled_name) != 0 ||
+      PyDict_Contains(own, call.forward_name) != 0) {
     return false;
   }
   return PyDict_GetItemWithError(call.trace_globals, call.trace_name) == Py_None;
 }
 
-// _C.layer_entry's builtin: layer(x, y) as the operator's public entry called with
-// (x, y, <weight_name>=layer.<weight_name>) where that is all calling the layer would do;
-// NotImplemented otherwise (and for anything unexpected), for Module.__call__ to take it.
-PyObject* layer_entry(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
-  const LayerCall& call = layer_call;
-  PyObject* const own = nargs == 3 ? PyObject_GenericGetDict(args[0], nullptr) : nullptr;
+// Whether `layer`'s class runs the layer class's forward: that class, or a subclass that keeps it.
+bool runs_class_forward(const LayerCall& call, PyObject* layer) {
+  PyObject* const layer_class = reinterpret_cast<PyObject*>(Py_TYPE(layer));
+  if (layer_class == call.layer_class) {
+    return true;
+  }
+  PyObject* const forward = PyObject_GetAttr(layer_class, call.forward_name);
+  Py_XDECREF(forward);  // compared by identity alone
+  return forward == call.forward;
+}
+
+// The layer's weight (a new reference) where calling `layer` would run the class's forward and
+// nothing else; nullptr, with no error set, otherwise.
+PyObject* forward_only_weight(const LayerCall& call, PyObject* layer) {
+  PyObject* const own = PyObject_GenericGetDict(layer, nullptr);
   PyObject* weight = nullptr;
-  if (own != nullptr && runs_forward_only(call, own)) {
+  if (own != nullptr && runs_class_forward(call, layer) && runs_forward_only(call, own)) {
     weight = PyDict_GetItemWithError(own, call.weight_name);
     Py_XINCREF(weight);  // held through the call, which may run Python code
   }
   Py_XDECREF(own);
-  if (weight == nullptr) {
-    PyErr_Clear();
-    Py_INCREF(Py_NotImplemented);
-    return Py_NotImplemented;
+  PyErr_Clear();  // a question that failed sends the call to Module.__call__, which words it
+  return weight;
+}
+
+// layer(*args, **kwargs) as the base class's __call__ (torch.nn.Module's) takes it.
+PyObject* base_class_call(const LayerCall& call, PyObject* layer, PyObject* const* args,
+                          Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* const base_call = PyObject_GetAttr(call.base_class, call.call_name);
+  PyObject* const positional = base_call == nullptr ? nullptr : PyTuple_New(nargs + 1);
+  const Py_ssize_t named = kwnames == nullptr ? 0 : PyTuple_Size(kwnames);
+  PyObject* const keywords = positional == nullptr || named == 0 ? nullptr : PyDict_New();
+  PyObject* result = nullptr;
+  bool built = positional != nullptr && (named == 0 || keywords != nullptr);
+  for (Py_ssize_t i = 0; built && i <= nargs; ++i) {
+    PyObject* const item = i == 0 ? layer : args[i - 1];
+    Py_INCREF(item);
+    built = PyTuple_SetItem(positional, i, item) == 0;  // steals the reference
   }
-  PyObject* const operands[3] = {args[1], args[2], weight};
+  for (Py_ssize_t i = 0; built && i < named; ++i) {
+    built = PyDict_SetItem(keywords, PyTuple_GetItem(kwnames, i), args[nargs + i]) == 0;
+  }
+  if (built) {
+    result = PyObject_Call(base_call, positional, keywords);
+  }
+  Py_XDECREF(keywords);
+  Py_XDECREF(positional);
+  Py_XDECREF(base_call);
+  return result;
+}
+
+// The layer class's __call__ (bound to the layer by its method descriptor): layer(x, y) as the
+// operator's public entry called with (x, y, <weight_name>=layer.<weight_name>) where that is
+// all calling the layer would do, saving Module.__call__'s frames; the base class's __call__
+// for every other call.
+PyObject* layer_call_entry(PyObject* layer, PyObject* const* args, Py_ssize_t nargs,
+                           PyObject* kwnames) {
+  const LayerCall& call = layer_call;
+  PyObject* const weight =
+      nargs == 2 && kwnames == nullptr ? forward_only_weight(call, layer) : nullptr;
+  if (weight == nullptr) {
+    return base_class_call(call, layer, args, nargs, kwnames);
+  }
+  PyObject* const operands[3] = {args[0], args[1], weight};
   PyObject* const result = call.entry->entry(nullptr, operands, 2, call.weight_keyword);
   Py_DECREF(weight);
   return result;
 }
 
-// _C.layer_entry(operator, weight_name, global_hooks, own_hooks, compiled_name, trace_owner,
-// trace_name, doc, module): the builtin layer_entry above, for the operator whose public entry
-// _C.public_entry made. Called once an import; a second call replaces what the first gave.
-PyObject* make_layer_entry(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
+// _C.layer_call(operator, weight_name, global_hooks, own_hooks, compiled_name, trace_owner,
+// trace_name, doc, layer_class): the method descriptor that serves as layer_class.__call__, for
+// the operator whose public entry _C.public_entry made. Called once an import; a second call
+// replaces what the first gave.
+PyObject* make_layer_call(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   const char* name = nullptr;
   const char* doc = nullptr;
-  if (!name_and_doc("layer_entry", args, nargs, name, doc)) {
+  if (!name_and_doc("layer_call", args, nargs, name, doc)) {
     return nullptr;
   }
   const PublicEntryOf* found = nullptr;
@@ -757,22 +813,37 @@ PyObject* make_layer_entry(PyObject* module, PyObject* const* args, Py_ssize_t n
     return fit;
   };
   PyObject* const trace_globals = PyModule_Check(args[5]) ? PyModule_GetDict(args[5]) : nullptr;
+  PyObject* const layer_class = args[8];
   if (found == nullptr || !PyUnicode_Check(args[1]) || !dicts(args[2], true) ||
       !dicts(args[3], false) || !PyUnicode_Check(args[4]) || trace_globals == nullptr ||
-      !PyUnicode_Check(args[6])) {
+      !PyUnicode_Check(args[6]) || !PyType_Check(layer_class)) {
     PyErr_Format(PyExc_ValueError,
-                 "vecadd._C.layer_entry(): expected an operator whose public entry exists (got "
-                 "%s), a str, a tuple of 4 dicts, a tuple of 4 str, a str, a module and a str",
+                 "vecadd._C.layer_call(): expected an operator whose public entry exists (got "
+                 "%s), a str, a tuple of 4 dicts, a tuple of 4 str, a str, a module, a str, a "
+                 "str and a class",
                  name);
     return nullptr;
   }
   PyObject* const keyword = PyTuple_Pack(1, args[1]);
-  if (keyword == nullptr) {
+  PyObject* const forward_name = PyUnicode_FromString("forward");
+  PyObject* const call_name = PyUnicode_FromString("__call__");
+  PyObject* const forward =
+      forward_name == nullptr ? nullptr : PyObject_GetAttr(layer_class, forward_name);
+  PyObject* const base_class = PyObject_GetAttrString(layer_class, "__base__");
+  if (keyword == nullptr || call_name == nullptr || forward == nullptr || base_class == nullptr) {
+    for (PyObject* made : {keyword, forward_name, call_name, forward, base_class}) {
+      Py_XDECREF(made);
+    }
     return nullptr;
   }
-  for (PyObject* kept : {args[1], args[2], args[3], args[4], trace_globals, args[6]}) {
-    Py_INCREF(kept);  // kept for the process: builtins made before a replacement use them
+  for (PyObject* kept : {args[1], args[2], args[3], args[4], trace_globals, args[6], layer_class}) {
+    Py_INCREF(kept);  // kept for the process: descriptors made before a replacement use them
   }
+  layer_call.layer_class = layer_class;
+  layer_call.forward = forward;
+  layer_call.forward_name = forward_name;
+  layer_call.base_class = base_class;
+  layer_call.call_name = call_name;
   layer_call.entry = found;
   layer_call.weight_name = args[1];
   layer_call.weight_keyword = keyword;
@@ -784,9 +855,9 @@ PyObject* make_layer_entry(PyObject* module, PyObject* const* args, Py_ssize_t n
   layer_call.trace_globals = trace_globals;
   layer_call.trace_name = args[6];
   layer_call.definition = {
-      "layer_entry", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&layer_entry)),
-      METH_FASTCALL, (new std::string(doc))->c_str()};
-  return PyCFunction_NewEx(&layer_call.definition, module, args[8]);
+      "__call__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&layer_call_entry)),
+      METH_FASTCALL | METH_KEYWORDS, (new std::string(doc))->c_str()};
+  return PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(layer_class), &layer_call.definition);
 }
 
 PyCFunction fastcall(PyObject* (*entry)(PyObject*, PyObject* const*, Py_ssize_t)) {
@@ -800,10 +871,10 @@ PyMethodDef methods[] = {
         "public_entry(name, wrapper, names, defaults, positional, tracing_owner, tracing_flag, "
         "doc, module)\n\nThe builtin that stands in for an operator's Python wrapper "
         "(vecadd/_ops.py)."},
-    {"layer_entry", fastcall(&make_layer_entry), METH_FASTCALL,
-     "layer_entry(operator, weight_name, global_hooks, own_hooks, compiled_name, trace_owner, "
-     "trace_name, doc, module)\n\nThe builtin that calls a layer's operator where calling the "
-     "layer would run its forward alone (vecadd/_module.py)."},
+    {"layer_call", fastcall(&make_layer_call), METH_FASTCALL,
+     "layer_call(operator, weight_name, global_hooks, own_hooks, compiled_name, trace_owner, "
+     "trace_name, doc, layer_class)\n\nThe __call__ of a layer class that calls its operator "
+     "where calling the layer would run its forward alone (vecadd/_module.py)."},
     {nullptr, nullptr, 0, nullptr}};
 #undef VECADD_NATIVE_METHOD
 
