@@ -42,19 +42,20 @@ struct SumKernels {
   // The uninitialized result in the sum's dtype, on the call's device, laid out as a chain of
   // torch.add lays out its result.
   static Tensor allocate_result(const Call& call, const Decided& decided) {
-    const std::vector<std::int64_t> shape = Rules::result_shape(call);
     const Tensor& device = call[decided.device_input];
     const auto dtype = torch_dtype<decltype(Api::dtype(device))>(decided.common);
-    if (call.count == 2) {  // the common call
-      return Api::empty_strided(
-          shape, vecadd::result_strides(Api::operand(call[0]), Api::operand(call[1]), shape),
-          device, dtype);
-    }
-    std::vector<Operand> operands(static_cast<std::size_t>(call.count));
+    PerOperand<Operand> operands(call.count);
     for (int i = 0; i < call.count; ++i) {
       operands[i] = Api::operand(call[i]);
     }
-    return Api::empty_strided(shape, vecadd::result_strides(operands.data(), call.count, shape),
+    if (vecadd::is_one_dense_shape(operands.data(), call.count)) {  // the common call
+      return Api::empty(operands[0], device, dtype);
+    }
+    const std::vector<std::int64_t> shape = Rules::result_shape(call);
+    return Api::empty_strided(shape,
+                              call.count == 2
+                                  ? vecadd::result_strides(operands[0], operands[1], shape)
+                                  : vecadd::result_strides(operands.data(), call.count, shape),
                               device, dtype);
   }
 

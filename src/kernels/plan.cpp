@@ -143,9 +143,11 @@ std::int64_t reach(const Dimensions& dims, int operand) {
 }
 
 // `pointers` and `element_sizes` have one entry per operand (inputs, then z); a null input
-// pointer is a constant, which repeats everywhere and takes no part in the layout.
+// pointer is a constant, which repeats everywhere and takes no part in the layout. `one_run`:
+// every array is one dense run of `count` elements in the same order, and `kept` holds only
+// the operand count.
 Plan plan_dimensions(const void* const* pointers, const std::size_t* element_sizes,
-                     const Dimensions& kept, std::int64_t count) {
+                     const Dimensions& kept, std::int64_t count, bool one_run) {
   Plan plan;
   plan.count = count;
   plan.inputs = kept.operands - 1;
@@ -166,9 +168,13 @@ Plan plan_dimensions(const void* const* pointers, const std::size_t* element_siz
     plan.vector_aligned = plan.vector_aligned && is_aligned(pointers[o], width * element_sizes[o]);
   }
   Dimensions dims;
-  order_and_merge(kept, dims);
-  bool dense = dims.ndim <= 1;
-  for (int o = 0; o < kept.operands && dims.ndim == 1; ++o) {
+  if (one_run) {
+    dims.hold(kept.operands);
+  } else {
+    order_and_merge(kept, dims);
+  }
+  bool dense = one_run || dims.ndim <= 1;
+  for (int o = 0; o < kept.operands && !one_run && dims.ndim == 1; ++o) {
     dense = dense && (!is_array(o) || dims.stride(o, 0) == 1);
   }
   if (dense) {
@@ -255,6 +261,27 @@ class BroadcastWalk {
   std::int64_t dense_ = 1;
 };
 
+// Whether `operand` is z's shape laid out densely in row-major order (strides of size-1
+// dimensions aside), or a constant (no array, no dimensions).
+bool is_run_of(const Operand& operand, const void* data, const Operand& z_shape) {
+  if (data == nullptr && operand.ndim == 0) {
+    return true;
+  }
+  if (operand.ndim != z_shape.ndim) {
+    return false;
+  }
+  std::int64_t dense = 1;
+  for (int d = operand.ndim - 1; d >= 0; --d) {
+    const std::int64_t size = operand.sizes[d];
+    if (size != z_shape.sizes[d] ||
+        (operand.strides != nullptr && size != 1 && operand.strides[d] != dense)) {
+      return false;
+    }
+    dense *= size;
+  }
+  return true;
+}
+
 }  // namespace
 
 Plan plan_add_n(const void* const* inputs, const Operand* input_shapes, int input_count,
@@ -275,6 +302,19 @@ Plan plan_add_n(const void* const* inputs, const Operand* input_shapes, int inpu
     count *= z_shape.sizes[d];
   }
   const int operands = input_count + 1;
+  PerOperand<const void*> pointers(operands);
+  std::copy(inputs, inputs + input_count, pointers.data());
+  pointers[input_count] = z;
+  // Most calls: operands of z's shape, each one dense run; no walk or merge to make.
+  bool one_run = count != 0 && is_run_of(z_shape, z, z_shape);
+  for (int i = 0; i < input_count && one_run; ++i) {
+    one_run = is_run_of(input_shapes[i], inputs[i], z_shape);
+  }
+  if (one_run) {
+    Dimensions operand_count;
+    operand_count.hold(operands);
+    return plan_dimensions(pointers.data(), element_sizes, operand_count, count, true);
+  }
   PerOperand<BroadcastWalk> walks(operands);
   for (int i = 0; i < input_count; ++i) {
     walks[i] = BroadcastWalk(input_shapes[i], names ? names[i] : nullptr, i, z_shape);
@@ -294,10 +334,7 @@ Plan plan_add_n(const void* const* inputs, const Operand* input_shapes, int inpu
     }
   }
   reverse(kept);
-  PerOperand<const void*> pointers(operands);
-  std::copy(inputs, inputs + input_count, pointers.data());
-  pointers[input_count] = z;
-  return plan_dimensions(pointers.data(), element_sizes, kept, count);
+  return plan_dimensions(pointers.data(), element_sizes, kept, count, false);
 }
 
 Plan plan_add_n(const void* const* inputs, const Operand* input_shapes, int input_count,

@@ -253,14 +253,18 @@ std::vector<std::int64_t> broadcast_shape(const Operand* operands, const char* c
   return shape;
 }
 
+bool is_one_dense_shape(const Operand* operands, int count) {
+  return std::all_of(operands, operands + count, [&](const Operand& t) {
+    return same_sizes(t, operands[0]) && is_row_major(t);
+  });
+}
+
 std::vector<std::int64_t> result_strides(const Operand* operands, int count, const Sizes& shape) {
   if (count == 1) {
     return result_strides(operands[0], operands[0], shape);
   }
-  const Operand result{static_cast<int>(shape.size()), shape.data(), nullptr};
-  if (std::all_of(operands, operands + count,
-                  [&](const Operand& t) { return same_sizes(t, result) && is_row_major(t); })) {
-    return strides_of(result);  // the common call: dense row-major, as each pair's sum is
+  if (is_one_dense_shape(operands, count)) {  // dense row-major, as each pair's sum is
+    return strides_of({static_cast<int>(shape.size()), shape.data(), nullptr});
   }
   Sizes sum_shape = broadcast_shape(operands[0], operands[1]);
   Sizes sum_strides = result_strides(operands[0], operands[1], sum_shape);

@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "vecadd/result_layout.h"
+
 namespace vecadd::stable_binding {
 
 void check_shim(AOTITorchError status, const char* what) {
@@ -94,6 +96,12 @@ void* StableApi::mutable_data(const Tensor& t) {
   void* data = nullptr;
   check_shim(torch_get_mutable_data_ptr(t.handle(), &data), "give a tensor's data");
   return data;
+}
+
+StableApi::Tensor StableApi::empty(const vecadd::Operand& shape, const Tensor& like,
+                                   torch::headeronly::ScalarType dtype) {
+  const std::vector<std::int64_t> sizes(shape.sizes, shape.sizes + shape.ndim);
+  return empty_strided(sizes, vecadd::result_strides(&shape, 1, sizes), like, dtype);
 }
 
 StableApi::Tensor StableApi::empty_strided(const std::vector<std::int64_t>& sizes,

@@ -91,6 +91,10 @@ struct StableApi {
   static const void* data(const Tensor& t);
   static void* mutable_data(const Tensor& t);
 
+  // A new dense row-major tensor of `shape`'s sizes on `like`'s device, of `dtype`.
+  static Tensor empty(const vecadd::Operand& shape, const Tensor& like,
+                      torch::headeronly::ScalarType dtype);
+
   // Through the C shim, which takes strides (the stable ops offer only contiguous empty): on
   // `like`'s device, of `dtype`.
   static Tensor empty_strided(const std::vector<std::int64_t>& sizes,

@@ -7,6 +7,12 @@
 
 namespace vecadd::torch_binding {
 
+at::Tensor NativeApi::empty(const vecadd::Operand& shape, const at::Tensor& like,
+                            at::ScalarType dtype) {
+  return at::empty(c10::IntArrayRef(shape.sizes, static_cast<std::size_t>(shape.ndim)),
+                   like.options().dtype(dtype));
+}
+
 at::Tensor NativeApi::empty_strided(const std::vector<std::int64_t>& sizes,
                                     const std::vector<std::int64_t>& strides,
                                     const at::Tensor& like, at::ScalarType dtype) {

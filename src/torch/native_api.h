@@ -45,6 +45,10 @@ struct NativeApi {
   static const void* data(const at::Tensor& t) { return t.const_data_ptr(); }
   static void* mutable_data(const at::Tensor& t) { return t.mutable_data_ptr(); }
 
+  // A new dense row-major tensor of `shape`'s sizes on `like`'s device, of `dtype`.
+  static at::Tensor empty(const vecadd::Operand& shape, const at::Tensor& like,
+                          at::ScalarType dtype);
+
   // A new tensor on `like`'s device, of `dtype`.
   static at::Tensor empty_strided(const std::vector<std::int64_t>& sizes,
                                   const std::vector<std::int64_t>& strides, const at::Tensor& like,

@@ -31,6 +31,11 @@ std::vector<std::int64_t> broadcast_shape(const Operand* operands, const char* c
 std::vector<std::int64_t> result_strides(const Operand& x, const Operand& y,
                                          const std::vector<std::int64_t>& shape);
 
+// Whether `count` operands share one shape and are each dense row-major (strides of size-1
+// dimensions aside): their sum's z is then dense row-major of that shape, with nothing to work
+// out (most calls).
+bool is_one_dense_shape(const Operand* operands, int count);
+
 // The same for `count` operands as a chain of additions lays its result out: the layout of the
 // first two's sum, then of that sum plus the third, and so on (one operand: as x + x).
 std::vector<std::int64_t> result_strides(const Operand* operands, int count,
