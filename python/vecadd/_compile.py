@@ -108,6 +108,22 @@ class _InductorArithmetic:
 
     def __init__(self, inductor: private.InductorLowerings) -> None:
         self._inductor = inductor
+        self._put_on_device: set[int] = set()  # ids of CPU numbers put beside GPU tensors
+
+    def numbers_on_device(self, tensors: list) -> list:
+        """tensors with each 0-dim CPU tensor beside tensors of another device put on theirs,
+        as Inductor's own lowerings put a CPU scalar (a constant is made anew there): its kernels
+        take no CPU tensor. Each is still read as the scalar it was (host_number)."""
+        device = next((t.get_device() for t in tensors if t.get_device().type != "cpu"), None)
+        if device is None:
+            return tensors
+        moved = []
+        for tensor in tensors:
+            if not tensor.get_size() and tensor.get_device().type == "cpu":
+                tensor = self._inductor.device_put(tensor, device)
+                self._put_on_device.add(id(tensor))
+            moved.append(tensor)
+        return moved
 
     def dtype(self, tensor):
         return tensor.get_dtype()
@@ -119,7 +135,10 @@ class _InductorArithmetic:
         return len(tensor.get_size()) > 0
 
     def host_number(self, tensor, device_tensor):
-        """Whether tensor is a 0-dim CPU tensor beside device_tensor's other device."""
+        """Whether tensor is a 0-dim CPU tensor beside device_tensor's other device, or one that
+        numbers_on_device put on that device."""
+        if id(tensor) in self._put_on_device:
+            return True
         device = tensor.get_device().type
         return not tensor.get_size() and device == "cpu" != device_tensor.get_device().type
 
@@ -138,7 +157,6 @@ class _InductorArithmetic:
 
 def _lowering(op: Operator, overload, inductor: private.InductorLowerings):
     kernel_in_process = functional_overloads(op)[-1]  # the twin: no autograd kernel to enter
-    arithmetic = _InductorArithmetic(inductor)
 
     def kernel_is_faster(node, inputs: int) -> bool:
         """Whether the sum stands alone (no neighbour Inductor would fuse it with) and is large
@@ -150,16 +168,14 @@ def _lowering(op: Operator, overload, inductor: private.InductorLowerings):
 
     def lower(*args, **kwargs):
         arguments = op.arguments_of(args, kwargs)
+        arithmetic = _InductorArithmetic(inductor)  # per call: it keeps the numbers it moved
         tensors, weights, common = terms(op, arithmetic, arguments, {})
-        # Inductor's own kernels take neither complex sums nor CPU numbers beside GPU tensors.
-        fusible = not common.is_complex and not any(
-            arithmetic.host_number(tensor, other) for tensor in tensors for other in tensors
-        )
         if (
-            fusible
+            not common.is_complex  # Inductor's own kernels take no complex sum
             and not kept_scopes
             and not kernel_is_faster(inductor.current_node(), len(tensors))
         ):
+            tensors = arithmetic.numbers_on_device(list(tensors))
             return weighted_sum(arithmetic, tensors, weights, common)
         record, rest = arguments[: len(op.arguments)], arguments[len(op.arguments) :]
         plain = all(value in (0.0, None) for value in rest)  # no complex weight, no dtype asked

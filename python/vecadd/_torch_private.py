@@ -226,6 +226,8 @@ class InductorLowerings:
         self.mul = self.table[aten.mul.Tensor]
         self.clone = self.table[aten.clone.default]
         self.convert = self.table[prims.convert_element_type.default]
+        # A tensor put on a device as Inductor puts a CPU scalar beside GPU tensors.
+        self.device_put = self.table[prims.device_put.default]
 
     def current_node(self) -> torch.fx.Node:
         """The FX node whose lowering is running."""
