@@ -34,11 +34,17 @@ def torch_abi() -> str:
     return vecadd.build_info()["torch_abi"]
 
 
-def op_error(kind: type[Exception]) -> type[Exception]:
-    """What a direct torch.ops.vecadd call raises for a refused call that vecadd.add raises
-    as `kind`: the stable ABI carries C++ errors as RuntimeError (whose message starts with
-    the kind's name), the native build raises `kind` itself."""
-    return RuntimeError if torch_abi() == "stable" else kind
+def op_error(kind: type[Exception], device: str = "cpu") -> type[Exception]:
+    """What a direct torch.ops.vecadd call on `device` raises for a refused call that vecadd.add
+    raises as `kind`: the stable ABI carries C++ errors as RuntimeError (whose message starts
+    with the kind's name), the native build raises `kind` itself. The portable build's CUDA
+    kernels are the CUDA library's stable-ABI ones under either binding."""
+    import vecadd
+
+    stable_kernels = torch_abi() == "stable" or (
+        torch.device(device).type == "cuda" and vecadd.build_info()["build"] == "portable"
+    )
+    return RuntimeError if stable_kernels else kind
 
 
 # ---------------------------------------------------------------- operands and results
