@@ -21,10 +21,8 @@ Sizes strides_of(const Operand& t) {
   if (t.strides != nullptr) {
     return Sizes(t.strides, t.strides + t.ndim);
   }
-  Sizes strides(t.ndim, 1);
-  for (int d = t.ndim - 2; d >= 0; --d) {
-    strides[d] = strides[d + 1] * std::max<std::int64_t>(t.sizes[d + 1], 1);
-  }
+  Sizes strides(t.ndim);
+  row_major_strides(t.ndim, t.sizes, strides.data());
   return strides;
 }
 
@@ -251,6 +249,14 @@ std::vector<std::int64_t> broadcast_shape(const Operand* operands, const char* c
     }
   }
   return shape;
+}
+
+void row_major_strides(int ndim, const std::int64_t* sizes, std::int64_t* strides) {
+  std::int64_t step = 1;
+  for (int d = ndim - 1; d >= 0; --d) {
+    strides[d] = step;
+    step *= std::max<std::int64_t>(sizes[d], 1);
+  }
 }
 
 bool is_one_dense_shape(const Operand* operands, int count) {

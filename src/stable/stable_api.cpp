@@ -100,17 +100,27 @@ void* StableApi::mutable_data(const Tensor& t) {
 
 StableApi::Tensor StableApi::empty(const vecadd::Operand& shape, const Tensor& like,
                                    torch::headeronly::ScalarType dtype) {
-  const std::vector<std::int64_t> sizes(shape.sizes, shape.sizes + shape.ndim);
-  return empty_strided(sizes, vecadd::result_strides(&shape, 1, sizes), like, dtype);
+  // The strides of the common ranks on the stack: the common call allocates nothing else.
+  constexpr int kStackRank = 8;
+  std::int64_t stack[kStackRank];
+  std::vector<std::int64_t> heap(shape.ndim > kStackRank ? shape.ndim : 0);
+  std::int64_t* const strides = heap.empty() ? stack : heap.data();
+  vecadd::row_major_strides(shape.ndim, shape.sizes, strides);
+  return allocate(shape.ndim, shape.sizes, strides, like, dtype);
 }
 
 StableApi::Tensor StableApi::empty_strided(const std::vector<std::int64_t>& sizes,
                                            const std::vector<std::int64_t>& strides,
                                            const Tensor& like,
                                            torch::headeronly::ScalarType dtype) {
+  return allocate(static_cast<int>(sizes.size()), sizes.data(), strides.data(), like, dtype);
+}
+
+StableApi::Tensor StableApi::allocate(int ndim, const std::int64_t* sizes,
+                                      const std::int64_t* strides, const Tensor& like,
+                                      torch::headeronly::ScalarType dtype) {
   AtenTensorHandle result = nullptr;
-  check_shim(aoti_torch_empty_strided(static_cast<std::int64_t>(sizes.size()), sizes.data(),
-                                      strides.data(), static_cast<std::int32_t>(dtype),
+  check_shim(aoti_torch_empty_strided(ndim, sizes, strides, static_cast<std::int32_t>(dtype),
                                       like.device_type(), like.device_index(), &result),
              "allocate the result");
   return Tensor(result, HandleOwner(result));

@@ -108,6 +108,10 @@ struct StableApi {
   static cudaStream_t cuda_stream(const Tensor& t);
 #endif
 
+  // A new tensor of `ndim` sizes and strides through the C shim.
+  static Tensor allocate(int ndim, const std::int64_t* sizes, const std::int64_t* strides,
+                         const Tensor& like, torch::headeronly::ScalarType dtype);
+
   // The stable ABI carries only the message across (every error arrives as RuntimeError);
   // the kind travels as its first word, which vecadd's Python face turns back into the
   // exception type (vecadd/_ops.py).

@@ -31,6 +31,10 @@ std::vector<std::int64_t> broadcast_shape(const Operand* operands, const char* c
 std::vector<std::int64_t> result_strides(const Operand& x, const Operand& y,
                                          const std::vector<std::int64_t>& shape);
 
+// Dense row-major element strides for `ndim` sizes, written to `strides`, as torch lays out a
+// contiguous tensor (a size of 0 counts as 1).
+void row_major_strides(int ndim, const std::int64_t* sizes, std::int64_t* strides);
+
 // Whether `count` operands share one shape and are each dense row-major (strides of size-1
 // dimensions aside): their sum's z is then dense row-major of that shape, with nothing to work
 // out (most calls).
