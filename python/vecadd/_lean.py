@@ -148,8 +148,8 @@ def layer_call(
     method where `operator` is a public C++ entry (public_entry above) and this torch keeps a
     module's hooks where the method looks; else in_python itself. The method calls the operator
     with (x, y, <weight>=layer.<weight>) where calling the layer would run the class's forward
-    alone, and torch.nn.Module.__call__ otherwise; it saves in_python's frame and attribute reads:
-    about 4,000 instructions of a 16-element call (docs/portable.md)."""
+    alone, and torch.nn.Module.__call__ otherwise; it saves in_python's frames and attribute
+    reads: about 2,100 instructions of a 16-element call (docs/portable.md)."""
     make = getattr(native_module, "layer_call", None)
     questions = private.MODULE_CALL_QUESTIONS
     if make is None or questions is None or not isinstance(operator, type(len)):
