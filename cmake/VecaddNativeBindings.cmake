@@ -3,11 +3,17 @@
 # from the same sources once per torch release, each against that release's headers, into
 # lib/torchX_Y/ beside the stable binding:
 #
-#   libvecadd_native_ops.so  registers the kernels when vecadd loads it (torch.ops.load_library);
-#                            it links torch's CPU libraries and vecadd's kernel library, never
-#                            torch_cuda, so that one file serves the CPU-only and the CUDA builds
-#                            of its torch release; their CUDA kernels are registered by the CUDA
-#                            library of torch's CUDA major (lib/cudaN), as for the stable binding
+#   libvecadd_native_ops.so  registers the CPU and Autograd kernels when vecadd loads it
+#                            (torch.ops.load_library); it links torch's CPU libraries and vecadd's
+#                            kernel library, never torch_cuda, so that one file serves the
+#                            CPU-only and the CUDA builds of its torch release
+#   libvecadd_native_cuda_ops.so
+#                            registers the CUDA kernels, loaded only under a CUDA torch after the
+#                            CUDA library of its CUDA major (lib/cudaN/libvecadd_cuda.so, which
+#                            it names without a path, so either major serves); it adds libc10_cuda
+#                            (torch's current stream), which every CUDA build of torch holds and
+#                            a CPU-only one lacks: built where the torch package has it, and with
+#                            CUDA kernels; otherwise the CUDA library's stable kernels serve
 #   _C.abi3.so               the lean Python entries (module.cpp, VECADD_NATIVE_ENTRY_SOURCES)
 #                            under CPython's limited API 3.10: every CPython from 3.10 on but
 #                            the free-threaded ones, which reach the operators through the
@@ -21,6 +27,7 @@
 # folder lacks. vecadd/_loader.py picks the binding of the running torch's series at import.
 
 set(VECADD_NATIVE_BINDING_NAME vecadd_native_ops)
+set(VECADD_NATIVE_CUDA_BINDING_NAME vecadd_native_cuda_ops)
 
 # The torch packages to compile bindings against, one per series (oldest first), as a list of
 # folders in `out_var`; a second torch of a series in `folder` stops the configure step.
@@ -92,6 +99,26 @@ function(vecadd_add_native_binding root operators_header with_entries out_series
   add_library(${_ops} MODULE ${VECADD_BINDING_SOURCES} "${operators_header}"
     ${VECADD_NATIVE_SOURCES})
   set(_targets ${_ops})
+  set(_kernel_libraries ${_ops})
+  set(_cuda_kernels false)
+  if(TARGET vecadd_cuda_kernels)
+    find_library(_c10_cuda c10_cuda PATHS "${root}/lib" NO_DEFAULT_PATH NO_CACHE)
+    if(_c10_cuda)
+      set(_cuda_kernels true)
+      set(_cuda_ops vecadd_native_cuda_ops_${_id})
+      add_library(${_cuda_ops} MODULE ${VECADD_BINDING_SOURCES} "${operators_header}"
+        ${VECADD_NATIVE_CUDA_SOURCES})
+      target_compile_definitions(${_cuda_ops} PRIVATE VECADD_CUDA_KERNELS_ONLY=1)
+      # vecadd_cuda_kernels brings VECADD_WITH_CUDA, the CUDA headers and libvecadd_cuda.so.
+      target_link_libraries(${_cuda_ops} PRIVATE "${_c10_cuda}" vecadd_cuda_kernels)
+      set_target_properties(${_cuda_ops} PROPERTIES OUTPUT_NAME ${VECADD_NATIVE_CUDA_BINDING_NAME})
+      list(APPEND _kernel_libraries ${_cuda_ops})
+      list(APPEND _targets ${_cuda_ops})
+    else()
+      message(STATUS "vecadd: torch ${_torch_VERSION} at ${root} holds no libc10_cuda (a CPU-only "
+                     "build): its native binding's CUDA calls take the CUDA library's stable kernels")
+    endif()
+  endif()
   set(_entries false)
   if(with_entries)
     vecadd_torch_python_differences("${root}" _differ)
@@ -131,18 +158,27 @@ function(vecadd_add_native_binding root operators_header with_entries out_series
     target_compile_definitions(${_target} PRIVATE "_GLIBCXX_USE_CXX11_ABI=${_torch_CXX11_ABI}")
     target_link_libraries(${_target} PRIVATE "${_torch_cpu}" "${_c10}")
   endforeach()
-  # One translation unit: torch's headers, most of each file's compile time, parsed once per
-  # binding (25 s of CPU here where the files apart took 49 s, torch 2.13).
-  set_target_properties(${_ops} PROPERTIES
-    PREFIX lib
-    OUTPUT_NAME ${VECADD_NATIVE_BINDING_NAME}
-    INSTALL_RPATH "$ORIGIN/.."
-    UNITY_BUILD ON
-    UNITY_BUILD_BATCH_SIZE 0)
-  target_link_libraries(${_ops} PRIVATE vecadd_kernels)
-  # Every symbol it calls is one this torch release exports: checked here, not at a user's import.
-  target_link_options(${_ops} PRIVATE "LINKER:--no-undefined")
-  vecadd_use_torch_openmp(${_ops} "${root}")
+  foreach(_library IN LISTS _kernel_libraries)
+    # One translation unit: torch's headers, most of each file's compile time, parsed once per
+    # binding (25 s of CPU here where the files apart took 49 s, torch 2.13).
+    set_target_properties(${_library} PROPERTIES
+      PREFIX lib
+      INSTALL_RPATH "$ORIGIN/.."
+      UNITY_BUILD ON
+      UNITY_BUILD_BATCH_SIZE 0)
+    target_link_libraries(${_library} PRIVATE vecadd_kernels)
+    # Every symbol it calls is one this torch release exports: checked here, not at a user's
+    # import.
+    target_link_options(${_library} PRIVATE "LINKER:--no-undefined")
+    vecadd_use_torch_openmp(${_library} "${root}")
+  endforeach()
+  set_target_properties(${_ops} PROPERTIES OUTPUT_NAME ${VECADD_NATIVE_BINDING_NAME})
+  if(_cuda_kernels)
+    # The loader has libvecadd_cuda.so of torch's CUDA major loaded first, which the name matches;
+    # the path is for tools that resolve it from the file (auditwheel) and finds this build's own.
+    set_target_properties(${_cuda_ops} PROPERTIES
+      INSTALL_RPATH "$ORIGIN/..;$ORIGIN/../${VECADD_CUDA_LIBRARY_DIR}")
+  endif()
 
   file(CONFIGURE OUTPUT "${_output}/binding.json" CONTENT [[
 {
@@ -151,7 +187,8 @@ function(vecadd_add_native_binding root operators_header with_entries out_series
   "torch_series": "@_torch_SERIES@",
   "cxx_standard": @_torch_CXX_STANDARD@,
   "cxx11_abi": @_torch_CXX11_ABI@,
-  "python_entries": @_entries@
+  "python_entries": @_entries@,
+  "cuda_kernels": @_cuda_kernels@
 }
 ]] @ONLY)
   install(TARGETS ${_targets} LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/${_folder}")

@@ -10,6 +10,10 @@ set(VECADD_NATIVE_SOURCES
   "${PROJECT_SOURCE_DIR}/src/torch/native_api.cpp"
   "${PROJECT_SOURCE_DIR}/src/torch/autograd.cpp"
   "${PROJECT_SOURCE_DIR}/src/torch/registration.cpp")
+# What a portable wheel's native binding compiles again for its CUDA kernels' own library.
+set(VECADD_NATIVE_CUDA_SOURCES
+  "${PROJECT_SOURCE_DIR}/src/torch/native_api.cpp"
+  "${PROJECT_SOURCE_DIR}/src/torch/registration.cpp")
 # The lean Python entries (vecadd._C) over the dispatcher: CPython's C API, its limited API where
 # built for the portable wheel.
 set(VECADD_NATIVE_ENTRY_SOURCES "${PROJECT_SOURCE_DIR}/src/torch/module.cpp")

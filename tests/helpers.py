@@ -37,13 +37,14 @@ def torch_abi() -> str:
 def op_error(kind: type[Exception], device: str = "cpu") -> type[Exception]:
     """What a direct torch.ops.vecadd call on `device` raises for a refused call that vecadd.add
     raises as `kind`: the stable ABI carries C++ errors as RuntimeError (whose message starts
-    with the kind's name), the native build raises `kind` itself. The portable build's CUDA
-    kernels are the CUDA library's stable-ABI ones under either binding."""
+    with the kind's name), torch's full C++ API raises `kind` itself. On CUDA, the kernels are
+    those of whichever binding registered them (build_info's cuda_registration)."""
     import vecadd
 
-    stable_kernels = torch_abi() == "stable" or (
-        torch.device(device).type == "cuda" and vecadd.build_info()["build"] == "portable"
-    )
+    if torch.device(device).type == "cuda":
+        stable_kernels = vecadd.build_info()["cuda_registration"] == "stable"
+    else:
+        stable_kernels = torch_abi() == "stable"
     return RuntimeError if stable_kernels else kind
 
 

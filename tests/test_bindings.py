@@ -35,6 +35,15 @@ needs_a_binding_here = pytest.mark.skipif(
     reason=f"needs a native binding for the running torch {RUNNING_SERIES} (this build holds "
     f"{', '.join(HELD_SERIES) or 'none'})",
 )
+# The binding of the running series registers the CUDA kernels itself (a CUDA torch's).
+NATIVE_CUDA_KERNELS = any(
+    b["torch_series"] == RUNNING_SERIES and b["cuda_kernels"] for b in INFO["native_bindings"]
+)
+needs_native_cuda_kernels = pytest.mark.skipif(
+    not (INFO["with_cuda"] and NATIVE_CUDA_KERNELS),
+    reason="needs vecadd's CUDA library loaded and a native binding with CUDA kernels for the "
+    f"running torch {RUNNING_SERIES}",
+)
 
 
 def binding(series: str, torch_version: str | None = None, **fields) -> NativeBinding:
@@ -147,11 +156,45 @@ def test_one_binding_registers_the_kernels():
         if native
         else _loader.STABLE_LIBRARY
     )
-    assert [p for p in ours if not p.parent.name.startswith("cuda")] == [expected]
+    cuda_registrations = (_loader.NATIVE_CUDA_LIBRARY_NAME, _loader.STABLE_CUDA_LIBRARY_NAME)
+    assert [p for p in ours if p.name not in cuda_registrations] == [expected]
     assert _loader.load_operators() is _loader.load_operators()  # the first call's answer
     dump = torch._C._dispatch_dump("vecadd::add").splitlines()
     (cpu,) = [line for line in dump if line.startswith("CPU:")]
     assert f"src/{'torch' if native else 'stable'}/registration.cpp" in cpu
+
+
+@needs_portable
+def test_one_binding_registers_the_cuda_kernels():
+    """The native binding's own CUDA library where it has one, else the CUDA library's
+    stable-ABI registration: one of the two, loaded once, and said so by build_info."""
+    ours = [
+        p for p in map(Path, torch.ops.loaded_libraries) if p.is_relative_to(_loader.LIBRARY_DIR)
+    ]
+    registered = [
+        p.name
+        for p in ours
+        if p.name in (_loader.NATIVE_CUDA_LIBRARY_NAME, _loader.STABLE_CUDA_LIBRARY_NAME)
+    ]
+    dump = torch._C._dispatch_dump("vecadd::add").splitlines()
+    cuda = [line for line in dump if line.startswith("CUDA:")]
+    if not INFO["with_cuda"]:
+        # Only the Python face's worded refusal (vecadd/_library.py) holds the CUDA key.
+        assert (registered, INFO["cuda_registration"]) == ([], None)
+        assert len(cuda) == 1
+        assert "vecadd/_library.py" in cuda[0]
+        return
+    native = INFO["torch_abi"] == "native" and NATIVE_CUDA_KERNELS
+    assert INFO["cuda_registration"] == ("native" if native else "stable")
+    expected = _loader.NATIVE_CUDA_LIBRARY_NAME if native else _loader.STABLE_CUDA_LIBRARY_NAME
+    assert registered == [expected]
+    assert len(cuda) == 1
+    assert f"src/{'torch' if native else 'stable'}/registration.cpp" in cuda[0]
+    if native:
+        assert INFO["cuda_registration_why"] == (
+            f"the native binding for torch {RUNNING_SERIES} registers them (torch's full C++ API, "
+            "no boxing)"
+        )
 
 
 def installed_copy(tmp_path: Path) -> Path:
@@ -188,6 +231,12 @@ print(json.dumps({{
     "entries_why": info["binding_entries_why"],
     "grad_fn": type(z.grad_fn).__name__,
     "warnings": [str(w.message) for w in caught if "vecadd" in str(w.message)],
+    "cuda_registration": info["cuda_registration"],
+    "cuda_why": info["cuda_registration_why"],
+    "cuda_kernels": [
+        line for line in torch._C._dispatch_dump("vecadd::add").splitlines()
+        if line.startswith("CUDA:")
+    ],
 }}))
 """
 
@@ -290,10 +339,11 @@ def test_a_misspelt_switch_is_a_worded_import_error():
     assert "ImportError: vecadd: VECADD_BINDING='stabel'; expected 'stable'" in ran.stderr
 
 
-def break_binding(copy: Path, how: str) -> Path:
-    """The copy's binding for the running series, broken `how`; the file it broke."""
+def break_binding(copy: Path, how: str, name: str = _loader.NATIVE_LIBRARY_NAME) -> Path:
+    """The copy's binding for the running series (its library `name`), broken `how`; the file
+    it broke."""
     folder = copy / "vecadd" / "lib" / f"torch{RUNNING_FOLDER}"
-    library = folder / _loader.NATIVE_LIBRARY_NAME
+    library = folder / name
     if how == "missing":
         library.unlink()
     elif how == "cut short":
@@ -402,3 +452,73 @@ def test_entries_that_fail_to_load_leave_the_dispatcher_way_with_a_warning(tmp_p
         return
     assert report["entries_why"].startswith("its Python entries failed to load (")
     assert report["warnings"] == [f"vecadd: {report['entries_why']}"]
+
+
+@needs_portable
+@needs_native_cuda_kernels
+def test_the_native_binding_registers_the_cuda_kernels_unless_forced_stable():
+    native = run_report()
+    assert (native["torch_abi"], native["cuda_registration"], native["warnings"]) == (
+        "native",
+        "native",
+        [],
+    )
+    (line,) = native["cuda_kernels"]
+    assert "src/torch/registration.cpp" in line
+    forced = run_report(VECADD_BINDING="stable")
+    assert (forced["cuda_registration"], forced["warnings"]) == ("stable", [])
+    assert forced["cuda_why"] == (
+        "the stable binding runs: the CUDA library's stable-ABI registration serves"
+    )
+    (line,) = forced["cuda_kernels"]
+    assert "src/stable/registration.cpp" in line
+
+
+CUDA_FAULTS = {key: FAULTS[key] for key in ("missing", "cut short", "symbol torch lacks")}
+
+
+@needs_portable
+@needs_native_cuda_kernels
+@pytest.mark.parametrize("how", list(CUDA_FAULTS))
+def test_native_cuda_kernels_that_cannot_load_leave_the_stable_ones(tmp_path, how):
+    """The native binding keeps its CPU kernels and autograd; the CUDA library's stable-ABI
+    registration takes the CUDA kernels, once, with a warning that says why."""
+    copy = installed_copy(tmp_path)
+    broken = break_binding(copy, how, _loader.NATIVE_CUDA_LIBRARY_NAME)
+    report = run_report(copy)
+    assert (report["torch_abi"], report["grad_fn"]) == ("native", "CppFunction")
+    assert report["cuda_registration"] == "stable"
+    (line,) = report["cuda_kernels"]
+    assert "src/stable/registration.cpp" in line
+    assert report["cuda_why"].startswith(
+        f"the native binding's CUDA kernels for torch {RUNNING_SERIES} failed to load ("
+    )
+    assert CUDA_FAULTS[how] in report["cuda_why"]
+    assert str(broken) in report["cuda_why"]
+    assert report["cuda_why"].endswith(": the CUDA library's stable-ABI registration serves")
+    why = report["cuda_why"].removesuffix(": the CUDA library's stable-ABI registration serves")
+    assert report["warnings"] == [
+        f"vecadd: {why}; the CUDA library's stable-ABI kernels serve instead"
+    ]
+
+
+@needs_portable
+@needs_native_cuda_kernels
+def test_a_binding_built_without_cuda_kernels_leaves_them_to_the_stable_ones(tmp_path):
+    """A binding compiled against a CPU-only torch (no libc10_cuda) says so in binding.json."""
+    copy = installed_copy(tmp_path)
+    description = copy / "vecadd" / "lib" / f"torch{RUNNING_FOLDER}" / "binding.json"
+    data = json.loads(description.read_text())
+    data["cuda_kernels"] = False
+    description.write_text(json.dumps(data))
+    report = run_report(copy)
+    assert (report["torch_abi"], report["cuda_registration"], report["warnings"]) == (
+        "native",
+        "stable",
+        [],
+    )
+    assert report["cuda_why"] == (
+        f"the native binding for torch {RUNNING_SERIES} holds no CUDA kernels (compiled against "
+        f"a CPU-only torch {data['torch_version']}): the CUDA library's stable-ABI registration "
+        "serves"
+    )

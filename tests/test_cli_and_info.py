@@ -53,6 +53,8 @@ def test_build_info_describes_this_build():
         "cuda_archs",
         "cuda_library",
         "cuda_not_loaded",
+        "cuda_registration",
+        "cuda_registration_why",
         "cuda_runtimes",
     }
     assert info["version"] == vecadd.__version__
@@ -75,11 +77,14 @@ def test_build_info_describes_this_build():
         assert info["cuda_archs"], "a CUDA library must embed at least one architecture"
         assert all(a.startswith(("sm_", "compute_")) for a in info["cuda_archs"])
         assert info["cuda_not_loaded"] is None
+        assert info["cuda_registration"] in ("native", "stable")
+        assert info["cuda_registration_why"]
     else:
         assert info["cuda_version"] is None
         assert info["cuda_archs"] == []
         assert info["cuda_library"] is None
         assert info["cuda_not_loaded"]
+        assert (info["cuda_registration"], info["cuda_registration_why"]) == (None, None)
 
 
 def test_version_is_the_installed_distribution_version():

@@ -331,7 +331,9 @@ def fake_wheel(
             )
         for series, described in (bindings or {}).items():
             folder = f"vecadd/lib/torch{series.replace('.', '_')}"
-            for name in ("libvecadd_native_ops.so", "_C.abi3.so"):
+            names = ["libvecadd_native_ops.so", "_C.abi3.so"]
+            names += ["libvecadd_native_cuda_ops.so"] if described.get("cuda_kernels") else []
+            for name in names:
                 archive.writestr(f"{folder}/{name}", b"\x7fELF")
             archive.writestr(f"{folder}/binding.json", json.dumps(described))
     return wheel
@@ -471,6 +473,32 @@ def test_check_wheel_reads_each_native_binding(tmp_path, library_without_cuda):
         f"{portable.name}: vecadd/lib/torch2_11/binding.json says series 2.12, not 2.11",
         f"{portable.name}: the native binding vecadd/lib/torch2_13 lacks "
         "libvecadd_native_ops.so, _C.abi3.so",
+    ]
+
+
+def test_check_wheel_finds_the_cuda_kernels_a_binding_claims(tmp_path, library_without_cuda):
+    bindings = {
+        "2.10": {**described("2.10"), "cuda_kernels": True},
+        "2.11": {**described("2.11"), "cuda_kernels": False},
+    }
+    portable = fake_wheel(
+        tmp_path, "0.2.0", ["torch>=2.10"], library_without_cuda, "py3-none", bindings=bindings
+    )
+    arguments = (portable, "0.2.0", "2.14.1", "--cuda", "none")
+    assert check_wheel(*arguments, abi="stable").returncode == 0
+    with zipfile.ZipFile(portable, "a") as archive:
+        archive.writestr("vecadd/lib/torch2_11/libvecadd_native_cuda_ops.so", b"\x7fELF")
+        claims = {**described("2.12"), "cuda_kernels": True}
+        archive.writestr("vecadd/lib/torch2_12/binding.json", json.dumps(claims))
+        for name in ("libvecadd_native_ops.so", "_C.abi3.so"):
+            archive.writestr(f"vecadd/lib/torch2_12/{name}", b"\x7fELF")
+    ran = check_wheel(*arguments, abi="stable")
+    assert ran.returncode == 1
+    assert ran.stderr.splitlines() == [
+        f"{portable.name}: vecadd/lib/torch2_11/binding.json says cuda_kernels False, but the "
+        "folder holds libvecadd_native_cuda_ops.so",
+        f"{portable.name}: vecadd/lib/torch2_12/binding.json says cuda_kernels True, but the "
+        "folder lacks libvecadd_native_cuda_ops.so",
     ]
 
 

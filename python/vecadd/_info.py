@@ -22,8 +22,10 @@ def build_info() -> dict[str, Any]:
     (``native_bindings``); the CUDA libraries it holds (one per CUDA major: toolkit and folder);
     which one is loaded (``cuda_version``, ``cuda_library``, and ``cuda_archs``, the
     architectures read from its binary; ``with_cuda`` is False when none is) and otherwise why
-    not (``cuda_not_loaded``); and the CUDA runtime libraries the process has mapped
-    (``cuda_runtimes``: the loaded library uses torch's runtime of its major)."""
+    not (``cuda_not_loaded``); which binding registers its kernels (``cuda_registration``:
+    ``"native"`` or ``"stable"``) and why (``cuda_registration_why``); and the CUDA runtime
+    libraries the process has mapped (``cuda_runtimes``: the loaded library uses torch's
+    runtime of its major)."""
     # loads torch: not for path queries
     from ._loader import binding_state, cuda_state, mapped_cuda_runtimes, native_bindings
 
@@ -45,6 +47,8 @@ def build_info() -> dict[str, Any]:
         "cuda_archs": list(loaded.archs) if loaded else [],
         "cuda_library": str(loaded.folder) if loaded else None,
         "cuda_not_loaded": cuda_state.why_not,
+        "cuda_registration": cuda_state.registration,
+        "cuda_registration_why": cuda_state.registration_why,
         "cuda_runtimes": mapped_cuda_runtimes(),
     }
 

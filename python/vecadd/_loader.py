@@ -9,12 +9,15 @@ VECADD_BINDING=stable forces the stable one. A native binding that fails to load
 stable one in its place with a warning: nothing is registered twice. The CUDA kernels come as
 one library per CUDA major (lib/cudaN, each described by its cuda_library.json), whichever
 binding runs: the one matching the installed torch's CUDA major is loaded, none under a
-CPU-only torch. VECADD_CUDA_LIBRARY=N (or none) overrides that choice.
+CPU-only torch. VECADD_CUDA_LIBRARY=N (or none) overrides that choice. Over it, the native
+binding's own library registers the CUDA kernels where it has one (compiled against a CUDA
+torch); otherwise, or where that fails to load, the CUDA library's stable-ABI registration does.
 """
 
 from __future__ import annotations
 
 import base64
+import ctypes
 import hashlib
 import importlib
 import importlib.machinery
@@ -43,12 +46,16 @@ LIBRARY_DIR = Path(__file__).resolve().parent / "lib"
 # The stable build's libraries: the CPU kernels beside libvecadd.so, the CUDA ones in lib/cudaN.
 STABLE_LIBRARY = LIBRARY_DIR / "libvecadd_stable_ops.so"
 STABLE_CUDA_LIBRARY_NAME = "libvecadd_stable_ops_cuda.so"
+# The CUDA kernels themselves (torch-free), in the same folder: a native binding's CUDA
+# registration names it without a path, so it must be loaded first from torch's CUDA major.
+CUDA_KERNELS_LIBRARY_NAME = "libvecadd_cuda.so"
 # The one switch of the binding choice: "stable" forces the stable binding (for packagers and
 # bug reports); unset (or empty), the native binding of the running torch's series, if any.
 BINDING_VARIABLE = "VECADD_BINDING"
 # A native binding's files in its folder lib/torchX_Y: the kernels (a library torch loads) and
 # their Python entries (CPython's limited API), loaded as vecadd._C.
 NATIVE_LIBRARY_NAME = "libvecadd_native_ops.so"
+NATIVE_CUDA_LIBRARY_NAME = "libvecadd_native_cuda_ops.so"  # where binding.json says cuda_kernels
 NATIVE_ENTRIES_NAME = "_C.abi3.so"
 ENTRIES_MODULE = "vecadd._C"
 
@@ -141,6 +148,7 @@ class NativeBinding:
     torch_version: str = ""  # the torch release it was compiled against
     cxx11_abi: bool = True  # compiled with libstdc++'s C++11 ABI
     python_entries: bool = False  # holds vecadd._C (not built by a free-threaded CPython)
+    cuda_kernels: bool = False  # registers the CUDA kernels itself (built against a CUDA torch)
     problem: str | None = None
 
     def describe(self) -> dict[str, object]:
@@ -149,6 +157,7 @@ class NativeBinding:
             "torch_version": self.torch_version,
             "folder": str(self.folder),
             "python_entries": self.python_entries,
+            "cuda_kernels": self.cuda_kernels,
         }
 
 
@@ -164,6 +173,7 @@ def read_binding(folder: Path) -> NativeBinding:
             str(data["torch_version"]),
             bool(data["cxx11_abi"]),
             bool(data["python_entries"]),
+            bool(data.get("cuda_kernels", False)),
         )
     except (OSError, ValueError, KeyError, TypeError) as error:
         problem = f"{description} cannot be read ({type(error).__name__}: {error})"
@@ -258,11 +268,14 @@ binding_state = BindingState()
 
 @dataclass
 class CudaState:
-    """Which CUDA library this process loaded, and otherwise why none."""
+    """Which CUDA library this process loaded, and otherwise why none; which binding registers
+    its kernels ("native" or "stable") and why."""
 
     libraries: list[CudaLibrary]
     loaded: CudaLibrary | None = None
     why_not: str | None = None
+    registration: str | None = None
+    registration_why: str | None = None
 
 
 cuda_state = CudaState(cuda_libraries())
@@ -319,13 +332,51 @@ def incompatibility(
     return None
 
 
-def _load_stable_cuda_library() -> None:
+def _load_native_cuda_kernels(binding: NativeBinding, library: CudaLibrary) -> str | None:
+    """Registers `library`'s CUDA kernels through the native binding's own library; why it
+    did not, or None."""
+    if not binding.cuda_kernels:
+        return (
+            f"the native binding for torch {binding.series} holds no CUDA kernels (compiled "
+            f"against a CPU-only torch {binding.torch_version})"
+        )
+    # The kernels' library is loaded under either registration, unchecked as before: reading
+    # its tens of megabytes at every import would cost more than the check is worth.
+    try:
+        _held_libraries.append(ctypes.CDLL(str(library.folder / CUDA_KERNELS_LIBRARY_NAME)))
+    except OSError as error:
+        problem = str(error)
+    else:
+        problem = _load_checked(binding.folder / NATIVE_CUDA_LIBRARY_NAME)
+    if problem is None:
+        return None
+    return (
+        f"the native binding's CUDA kernels for torch {binding.series} failed to load ({problem})"
+    )
+
+
+def _load_cuda_library(native: NativeBinding | None) -> None:
+    """The CUDA library of torch's CUDA major, its kernels registered by the native binding
+    where it can, else by the library's stable-ABI registration."""
     chosen, why_not = choose_cuda_library(
         cuda_state.libraries, torch.version.cuda, os.environ.get(CUDA_LIBRARY_VARIABLE)
     )
     if chosen is None:
         cuda_state.why_not = why_not
         return
+    why = "the stable binding runs"
+    if native is not None:
+        failure = _load_native_cuda_kernels(native, chosen)
+        if failure is None:
+            cuda_state.loaded, cuda_state.registration = chosen, "native"
+            cuda_state.registration_why = (
+                f"the native binding for torch {native.series} registers them (torch's full C++ "
+                "API, no boxing)"
+            )
+            return
+        why = failure
+        if native.cuda_kernels:
+            _warn(f"{why}; the CUDA library's stable-ABI kernels serve instead")
     try:
         torch.ops.load_library(chosen.folder / STABLE_CUDA_LIBRARY_NAME)
     except OSError as error:
@@ -337,7 +388,12 @@ def _load_stable_cuda_library() -> None:
             stacklevel=4,
         )
         return
-    cuda_state.loaded = chosen
+    cuda_state.loaded, cuda_state.registration = chosen, "stable"
+    cuda_state.registration_why = f"{why}: the CUDA library's stable-ABI registration serves"
+
+
+# Libraries loaded for others to find by name, kept open for the life of the process.
+_held_libraries: list[ctypes.CDLL] = []
 
 
 def elf_problem(path: Path) -> str | None:
@@ -392,23 +448,27 @@ def record_problem(path: Path, package: Path = LIBRARY_DIR.parent) -> str | None
     return None
 
 
-def _load_native(binding: NativeBinding) -> str | None:
-    """Loads a native binding's kernels; why it failed, or None."""
-    library = binding.folder / NATIVE_LIBRARY_NAME
+def _load_checked(library: Path) -> str | None:
+    """Loads a library that registers kernels, after checking its file; why it failed, or None."""
     problem = elf_problem(library) or record_problem(library)
     if problem is not None:
-        return f"the native binding for torch {binding.series} failed to load ({problem})"
+        return problem
     try:
-        # The dynamic loader resolves every symbol before any of the binding's code runs: a
-        # binding that fails here has registered nothing.
+        # The dynamic loader resolves every symbol before any of the library's code runs: a
+        # library that fails here has registered nothing.
         torch.ops.load_library(library)
     except OSError as error:
         # torch words it "Could not load this library: PATH", the loader's reason in its cause.
-        return (
-            f"the native binding for torch {binding.series} failed to load "
-            f"({error.__cause__ or error})"
-        )
+        return str(error.__cause__ or error)
     return None
+
+
+def _load_native(binding: NativeBinding) -> str | None:
+    """Loads a native binding's kernels; why it failed, or None."""
+    problem = _load_checked(binding.folder / NATIVE_LIBRARY_NAME)
+    if problem is None:
+        return None
+    return f"the native binding for torch {binding.series} failed to load ({problem})"
 
 
 def _load_entries(binding: NativeBinding) -> tuple[ModuleType | None, str | None]:
@@ -474,6 +534,9 @@ def load_operators() -> ModuleType | object | None:
     # The native module links its one CUDA library, if any.
     cuda_state.loaded = libraries[0] if libraries else None
     cuda_state.why_not = None if libraries else "this vecadd was built without CUDA"
+    if libraries:
+        cuda_state.registration = "native"
+        cuda_state.registration_why = "a native build registers the CUDA kernels it links"
     binding_state.name, binding_state.entries = "native", Path(module.__file__)
     binding_state.why = (
         f"a native build of vecadd for torch {torch_series(_build_config.TORCH_VERSION)} "
@@ -521,7 +584,7 @@ def _load_portable() -> ModuleType | object | None:
             if chosen.python_entries and not free_threaded():
                 _warn(binding_state.entries_why)
             entries = DISPATCHER_ENTRIES
-    _load_stable_cuda_library()
+    _load_cuda_library(chosen)
     return entries
 
 

@@ -146,13 +146,18 @@ constexpr auto kernel() {
 #define VECADD_NATIVE_AUTOGRAD(name, words, out, ...) \
   m.impl(name, kernel<true, out, words, __VA_ARGS__>());
 
+// A portable wheel's native binding registers its CUDA kernels from a library of their own
+// (VECADD_CUDA_KERNELS_ONLY), loaded only under a CUDA torch, beside the one with the rest.
+#if !VECADD_CUDA_KERNELS_ONLY
 TORCH_LIBRARY_IMPL(vecadd, CPU, m){VECADD_OPERATOR_KERNELS(VECADD_NATIVE_KERNEL)}
-#if VECADD_WITH_CUDA
-TORCH_LIBRARY_IMPL(vecadd, CUDA, m){VECADD_OPERATOR_KERNELS(VECADD_NATIVE_KERNEL)}
+
+TORCH_LIBRARY_IMPL(vecadd, Autograd, m){VECADD_OPERATOR_AUTOGRAD(VECADD_NATIVE_AUTOGRAD)}
 #endif
 
-TORCH_LIBRARY_IMPL(vecadd, Autograd, m) {
-  VECADD_OPERATOR_AUTOGRAD(VECADD_NATIVE_AUTOGRAD)
+#if VECADD_WITH_CUDA
+TORCH_LIBRARY_IMPL(vecadd, CUDA, m) {
+  VECADD_OPERATOR_KERNELS(VECADD_NATIVE_KERNEL)
 }
+#endif
 
 }  // namespace vecadd::torch_binding

@@ -7,11 +7,12 @@ docs/portable.md).
 
 VERSION defaults to wheel_matrix.py's binding-torches: the first release of every torch series
 the wheel claims, from the table of PyTorch's builds. Each wheel is fetched once with
-`pip download --no-deps torch==VERSION` (whatever build pip's sources give: a binding uses
-torch's CPU API alone, the same in its CUDA and CPU-only builds) and unpacked into
-DIR/VERSION/torch; what is unpacked already is kept. The wheels go to --wheels and stay there,
-or without it to DIR/wheels, each deleted once unpacked (a CUDA torch's is near a gigabyte).
-Prints DIR.
+`pip download --no-deps torch==VERSION` (whatever build pip's sources give: a binding's CPU
+and Autograd kernels use torch's CPU API alone, the same in its CUDA and CPU-only builds; its
+CUDA kernels need libc10_cuda, which only a CUDA build holds, and are left out without it) and
+unpacked into DIR/VERSION/torch; what is unpacked already is kept. The wheels go to --wheels and
+stay there, or without it to DIR/wheels, each deleted once unpacked (a CUDA torch's is near a
+gigabyte). Prints DIR.
 Runs under Python 3.10, the build Python of the wheel workflow.
 """
 
@@ -28,10 +29,12 @@ from pathlib import Path
 import wheel_matrix
 
 # What a binding needs of a torch wheel: its headers, CMake config (the C++ standard and ABI it
-# states), version, and the libraries a binding or its Python entry links (never torch_cuda).
+# states), version, and the libraries a binding or its Python entry links (never torch_cuda;
+# libc10_cuda, a CUDA build's, for the library of the binding's CUDA kernels).
 NEEDED = re.compile(
     r"torch/(include/.*|share/cmake/.*|version\.py"
-    r"|lib/(libc10|libtorch|libtorch_cpu|libtorch_python|libshm)\.so|lib/libgomp[^/]*\.so[^/]*)"
+    r"|lib/(libc10|libc10_cuda|libtorch|libtorch_cpu|libtorch_python|libshm)\.so"
+    r"|lib/libgomp[^/]*\.so[^/]*)"
 )
 UNPACKED_MARK = ".unpacked"  # written last: a folder without it was cut short and is redone
 

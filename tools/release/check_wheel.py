@@ -40,6 +40,8 @@ CUDA_LIBRARY = re.compile(r"vecadd/lib/(cuda\d+)/libvecadd_cuda\.so")
 NATIVE_BINDING = re.compile(r"vecadd/lib/torch(\d+)_(\d+)/binding\.json")
 # A native binding's files (vecadd/_loader.py loads them by these names).
 NATIVE_BINDING_FILES = ("libvecadd_native_ops.so", "_C.abi3.so", "binding.json")
+# Its CUDA kernels' library, there exactly where binding.json says cuda_kernels.
+NATIVE_CUDA_BINDING_FILE = "libvecadd_native_cuda_ops.so"
 
 
 def parse_wheel_name(name: str) -> dict[str, str]:
@@ -133,6 +135,12 @@ def native_binding_problems(
         if missing:
             problems.append(f"the native binding {folder} lacks {', '.join(missing)}")
         described = json.loads(archive.read(member))
+        claims = bool(described.get("cuda_kernels"))
+        if claims != (f"{folder}/{NATIVE_CUDA_BINDING_FILE}" in names):
+            problems.append(
+                f"{member} says cuda_kernels {claims}, but the folder "
+                f"{'lacks' if claims else 'holds'} {NATIVE_CUDA_BINDING_FILE}"
+            )
         if described.get("torch_series") != series:
             problems.append(f"{member} says series {described.get('torch_series')}, not {series}")
         if described.get("vecadd_version") != version.partition("+")[0]:

@@ -83,6 +83,9 @@ def info_lines(info: dict) -> list[tuple[str, str]]:
     if info["with_cuda"]:
         folder = _relative(info["cuda_library"], package)
         lines.append(("CUDA kernels", f"CUDA {info['cuda_version']}, loaded from {folder}"))
+        lines.append(
+            ("registered by", f"{info['cuda_registration']}: {info['cuda_registration_why']}")
+        )
         lines.append(("architectures", _words(info["cuda_archs"])))
         # Each CUDA library runs on the runtime of its major that torch has loaded.
         runtimes = info["cuda_runtimes"]
