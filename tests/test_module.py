@@ -146,13 +146,11 @@ def test_traced_model_keeps_the_layer_as_a_submodule():
     torch.testing.assert_close(traced(x, y), torch.add(x, y, alpha=2.0) * 2)
 
 
-@pytest.mark.skipif(
-    vecadd.VecAdd.__call__ is vecadd._module.CALL_IN_PYTHON,
-    reason="tests the native binding's C++ layer call; this vecadd's layer call is Python",
-)
 def test_a_plain_call_of_the_layer_runs_no_python(device):
     """With the native binding the layer's __call__ is C++ (vecadd._C.layer_call): a plain call
     runs no Python function at all."""
+    if vecadd.VecAdd.__call__ is vecadd._module.CALL_IN_PYTHON:  # decided when Dynamo loads
+        pytest.skip("tests the native binding's C++ layer call; this process's is Python")
     layer = vecadd.VecAdd(alpha=2.0)
     x = make_tensor((5,), torch.float32, device, seed=16)
     y = make_tensor((5,), torch.float32, device, seed=17)
@@ -170,6 +168,24 @@ def test_a_plain_call_of_the_layer_runs_no_python(device):
         sys.setprofile(None)
     assert called == []
     torch.testing.assert_close(result, torch.add(x, y, alpha=2.0), rtol=0, atol=0)
+
+
+def test_a_torch_compile_that_cannot_trace_the_c_call_gets_the_python_one(device):
+    """Once torch.compile is loaded, the layer's call is C++ only where it traces the Python
+    twin in its place (torch 2.13 on); torch 2.10's would break the graph at it."""
+    import torch._dynamo  # vecadd decides the layer call when it loads
+
+    from vecadd import _torch_private
+
+    assert (
+        vecadd.VecAdd.__call__ is vecadd._module.CALL_IN_PYTHON
+        or _torch_private.dynamo_traces_bound_builtin_methods()
+    )
+    layer = vecadd.VecAdd(alpha=2.0)
+    compiled = torch.compile(layer, fullgraph=True, backend="aot_eager")
+    x = make_tensor((5,), torch.float32, device, seed=18)
+    y = make_tensor((5,), torch.float32, device, seed=19)
+    torch.testing.assert_close(compiled(x, y), torch.add(x, y, alpha=2.0), rtol=0, atol=0)
 
 
 def test_the_layer_call_answers_as_its_python_twin(device):

@@ -228,8 +228,12 @@ def _trace_the_traced_ways() -> None:
                 stacklevel=2,
             )
     if _module.VecAdd.__call__ is not _module.CALL_IN_PYTHON:
-        # The layer's C++ call, which torch.compile cannot enter, traced as its Python twin.
-        torch.compiler.substitute_in_graph(_module.VecAdd.__call__)(_module.CALL_IN_PYTHON)
+        if private.dynamo_traces_bound_builtin_methods():
+            # The layer's C++ call, which torch.compile cannot enter, traced as its Python twin.
+            torch.compiler.substitute_in_graph(_module.VecAdd.__call__)(_module.CALL_IN_PYTHON)
+        else:
+            # This torch.compile would stop at the C++ call: the Python twin takes its place.
+            _module.VecAdd.__call__ = _module.CALL_IN_PYTHON
 
 
 def register_traced_ways_when_dynamo_loads() -> None:

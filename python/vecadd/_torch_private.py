@@ -260,6 +260,15 @@ def inductor_lowerings() -> InductorLowerings:
         ) from None
 
 
+def dynamo_traces_bound_builtin_methods() -> bool:
+    """Whether torch.compile traces a substitute in place of a C++ method bound to an object
+    (substitute_in_graph on its descriptor): torch 2.13 does, 2.10 treats the bound method as an
+    opaque builtin and breaks the graph."""
+    from torch._dynamo.variables import builder
+
+    return hasattr(builder, "bound_builtin_method_descriptor")
+
+
 # A tag torch.compile's caches put in every key (a public option from torch 2.6 on): graphs
 # compiled with vecadd's kernels kept must not be served to calls that fuse them, nor the reverse.
 def add_cache_key_tag(tag: str) -> None:
