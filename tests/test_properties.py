@@ -64,10 +64,6 @@ def _real_part(dtype: torch.dtype) -> torch.dtype:
     return parts.get(dtype, torch.float64 if dtype.is_complex else dtype)
 
 
-def _eps(dtype: torch.dtype) -> float:
-    return torch.finfo(_real_part(dtype)).eps
-
-
 def check(device: str, x: torch.Tensor, y: torch.Tensor, alpha) -> None:
     x, y = x.to(device), y.to(device)
     result = vecadd.add(x, y, alpha=alpha)
@@ -94,7 +90,11 @@ def check(device: str, x: torch.Tensor, y: torch.Tensor, alpha) -> None:
     # One rounding bounds the error only where the exact sum is within the dtype's range.
     largest = torch.finfo(_real_part(result.dtype)).max
     finite = exact.isfinite() & (exact.real.abs() <= largest) & (exact.imag.abs() <= largest)
-    beyond = ((_exactly(result) - exact).abs() - _eps(result.dtype) * scale - 1e-300)[finite]
+    # One rounding: a relative error of eps, or below the normal range an absolute one of the
+    # subnormals' spacing (tiny * eps; twice that for the two parts of a complex number).
+    real = torch.finfo(_real_part(result.dtype))
+    subnormal = real.tiny * real.eps * (2 if result.dtype.is_complex else 1)
+    beyond = ((_exactly(result) - exact).abs() - real.eps * scale - subnormal)[finite]
     assert not (beyond > 0).any(), f"error exceeds one rounding by up to {beyond.max().item()}"
 
 
