@@ -140,7 +140,21 @@ def test_a_fused_sum_of_mixed_dtypes_computes_the_kernels_values(case, device):
     assert vecadd_events(compiled, x, y) == []
     expected = block(x, y)  # eager: vecadd's kernels
     assert got.dtype == expected.dtype == torch.add(x, y).dtype
-    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    if expected.dtype in (torch.float16, torch.bfloat16) and any(
+        isinstance(t, torch.Tensor) and t.dtype != expected.dtype for t in (x, y)
+    ):
+        # Inductor's GPU kernels keep a value converted to a 16-bit float in float32, for
+        # torch.add's lowering too (docs/compile.md): one rounding of the sum apart at most.
+        torch.testing.assert_close(got, expected, rtol=torch.finfo(expected.dtype).eps, atol=0)
+    else:
+        torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+    # Asked for eager's roundings, Inductor keeps every conversion: the kernels' bits exactly.
+    torch._dynamo.reset()  # the switch is read as a graph compiles; it guards nothing
+    with torch._inductor.config.patch(emulate_precision_casts=True):
+        emulated = torch.compile(block, fullgraph=True)(x, y)
+    torch._dynamo.reset()
+    torch.testing.assert_close(emulated, expected, rtol=0, atol=0)
 
 
 def test_keep_kernels_keeps_them_and_the_function_compiles_anew_across_it(device):
