@@ -144,20 +144,27 @@ def test_build_info_says_which_binding_runs_and_why():
         assert vecadd._library.native_module is not None
 
 
+# The two libraries that can register the CUDA kernels (one per process).
+CUDA_REGISTRATIONS = (_loader.NATIVE_CUDA_LIBRARY_NAME, _loader.STABLE_CUDA_LIBRARY_NAME)
+
+
+def our_loaded_libraries() -> list[Path]:
+    """The libraries of this vecadd that torch.ops.load_library has loaded."""
+    return [
+        p for p in map(Path, torch.ops.loaded_libraries) if p.is_relative_to(_loader.LIBRARY_DIR)
+    ]
+
+
 @needs_portable
 def test_one_binding_registers_the_kernels():
     """Never two: the CPU kernels come from one binding's library, loaded once."""
-    ours = [
-        p for p in map(Path, torch.ops.loaded_libraries) if p.is_relative_to(_loader.LIBRARY_DIR)
-    ]
     native = INFO["torch_abi"] == "native"
     expected = (
         _loader.binding_state.native.folder / _loader.NATIVE_LIBRARY_NAME
         if native
         else _loader.STABLE_LIBRARY
     )
-    cuda_registrations = (_loader.NATIVE_CUDA_LIBRARY_NAME, _loader.STABLE_CUDA_LIBRARY_NAME)
-    assert [p for p in ours if p.name not in cuda_registrations] == [expected]
+    assert [p for p in our_loaded_libraries() if p.name not in CUDA_REGISTRATIONS] == [expected]
     assert _loader.load_operators() is _loader.load_operators()  # the first call's answer
     dump = torch._C._dispatch_dump("vecadd::add").splitlines()
     (cpu,) = [line for line in dump if line.startswith("CPU:")]
@@ -168,14 +175,7 @@ def test_one_binding_registers_the_kernels():
 def test_one_binding_registers_the_cuda_kernels():
     """The native binding's own CUDA library where it has one, else the CUDA library's
     stable-ABI registration: one of the two, loaded once, and said so by build_info."""
-    ours = [
-        p for p in map(Path, torch.ops.loaded_libraries) if p.is_relative_to(_loader.LIBRARY_DIR)
-    ]
-    registered = [
-        p.name
-        for p in ours
-        if p.name in (_loader.NATIVE_CUDA_LIBRARY_NAME, _loader.STABLE_CUDA_LIBRARY_NAME)
-    ]
+    registered = [p.name for p in our_loaded_libraries() if p.name in CUDA_REGISTRATIONS]
     dump = torch._C._dispatch_dump("vecadd::add").splitlines()
     cuda = [line for line in dump if line.startswith("CUDA:")]
     if not INFO["with_cuda"]:

@@ -332,6 +332,10 @@ def incompatibility(
     return None
 
 
+# Libraries loaded for others to find by name, kept open for the life of the process.
+_held_libraries: list[ctypes.CDLL] = []
+
+
 def _load_native_cuda_kernels(binding: NativeBinding, library: CudaLibrary) -> str | None:
     """Registers `library`'s CUDA kernels through the native binding's own library; why it
     did not, or None."""
@@ -390,10 +394,6 @@ def _load_cuda_library(native: NativeBinding | None) -> None:
         return
     cuda_state.loaded, cuda_state.registration = chosen, "stable"
     cuda_state.registration_why = f"{why}: the CUDA library's stable-ABI registration serves"
-
-
-# Libraries loaded for others to find by name, kept open for the life of the process.
-_held_libraries: list[ctypes.CDLL] = []
 
 
 def elf_problem(path: Path) -> str | None:
